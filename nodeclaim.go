@@ -1,0 +1,61 @@
+package nodeplan
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// NodeClaim is a request for one node and, once launched, what the cloud provided. The solver
+// fills the request; a cloudprovider launches it and fills Status.
+type NodeClaim struct {
+	// Name identifies the claim within the cluster.
+	Name string
+	// NodePool is the pool the claim was made for.
+	NodePool string
+	// NodeClassRef is the pool's node class.
+	NodeClassRef NodeClassRef
+	// Requirements constrain the node: the pool's requirements and labels narrowed by the pods
+	// placed on it (zone, capacity type, instance types, arch…), with minValues.
+	Requirements Requirements
+	// InstanceTypeOptions are the instance types the node may be launched as, cheapest first (by
+	// the cheapest offering the requirements allow). Every option fits all of Resources. A
+	// provider tries them in order, or hands the whole list to the cloud (EC2 CreateFleet).
+	InstanceTypeOptions []string
+	// Labels are put on the node: the pool's labels plus every requirement pinned to one value.
+	Labels map[string]string
+	// Annotations are put on the node.
+	Annotations map[string]string
+	// Taints and StartupTaints are put on the node (see [NodeClaimTemplate]).
+	Taints        []corev1.Taint
+	StartupTaints []corev1.Taint
+	// Resources is what the node must have allocatable: its pods' requests plus DaemonSet overhead.
+	Resources corev1.ResourceList
+	// ExpireAfter and TerminationGracePeriod are copied from the pool.
+	ExpireAfter            time.Duration
+	TerminationGracePeriod time.Duration
+
+	// Status is what was launched; zero until then.
+	Status NodeClaimStatus
+}
+
+// NodeClaimStatus records what the cloud launched for a claim.
+type NodeClaimStatus struct {
+	// ProviderID is the node's spec.providerID, e.g. aws:///us-east-1a/i-0123456789abcdef0.
+	ProviderID   string
+	InstanceType string
+	Zone         string
+	CapacityType CapacityType
+	// Price is the offering's price in USD per hour when launched.
+	Price       float64
+	Capacity    corev1.ResourceList
+	Allocatable corev1.ResourceList
+	// ImageID is the machine image the node boots, e.g. an AMI id; drift detection compares it.
+	ImageID    string
+	LaunchTime time.Time
+	// NodeName is the Kubernetes Node the instance registered as; empty until it registers.
+	NodeName string
+}
+
+// Launched reports whether the claim has an instance behind it.
+func (c *NodeClaim) Launched() bool { return c.Status.ProviderID != "" }

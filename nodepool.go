@@ -1,0 +1,108 @@
+package nodeplan
+
+import (
+	"math"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Never is the duration of something that does not happen: expireAfter: Never,
+// consolidateAfter: Never.
+const Never = time.Duration(math.MaxInt64)
+
+// NodePool says what nodes may be launched for pods and how they may later be disrupted. It
+// mirrors Karpenter's karpenter.sh/v1 NodePool; [DecodeManifests] reads that YAML into it.
+//
+// The zero value (with a Name) is a usable pool: any instance type, no taints, no limits,
+// consolidation when empty or underutilized with no delay, nodes that never expire, and the
+// default disruption budget of 10% of nodes.
+type NodePool struct {
+	// Name identifies the pool; launched nodes carry it in the karpenter.sh/nodepool label.
+	Name string
+	// Weight orders pools: a pod goes to the highest-weight pool that can take it, as in
+	// Karpenter, whatever the prices. Ties break by name.
+	Weight int32
+	// Template describes every node the pool launches.
+	Template NodeClaimTemplate
+	// Limits caps the total resources of the pool's nodes — launched, in flight and planned. Any
+	// resource may be limited (cpu, memory, nvidia.com/gpu…), and [ResourceNodes] caps the node
+	// count. A resource not named is unlimited.
+	Limits corev1.ResourceList
+	// Disruption says when the pool's nodes may be removed or replaced.
+	Disruption Disruption
+}
+
+// NodeClaimTemplate is the part of a NodePool copied into every NodeClaim it launches.
+type NodeClaimTemplate struct {
+	// Labels are put on every node; pods may select on them.
+	Labels map[string]string
+	// Annotations are put on every node.
+	Annotations map[string]string
+	// Taints are put on every node; only pods that tolerate them land there.
+	Taints []corev1.Taint
+	// StartupTaints are put on a node at launch and removed by some agent once it is ready
+	// (a CNI, a GPU driver). Pods need not tolerate them: they are expected to go.
+	StartupTaints []corev1.Taint
+	// Requirements constrain the node's labels — instance types, zones, capacity types,
+	// architectures, any instance-type label — with minValues for launch flexibility.
+	Requirements Requirements
+	// NodeClassRef names the cloud-specific node class (e.g. an EC2NodeClass).
+	NodeClassRef NodeClassRef
+	// ExpireAfter is how long a node lives before it is replaced; 0 or [Never] means never.
+	ExpireAfter time.Duration
+	// TerminationGracePeriod bounds how long draining a node may take before its remaining pods
+	// are deleted without waiting for PDBs or do-not-disrupt; 0 means wait indefinitely.
+	TerminationGracePeriod time.Duration
+}
+
+// NodeClassRef points at a cloud-specific node class object.
+type NodeClassRef struct {
+	Group string // e.g. karpenter.k8s.aws
+	Kind  string // e.g. EC2NodeClass
+	Name  string
+}
+
+// ConsolidationPolicy says which nodes consolidation may remove or replace.
+type ConsolidationPolicy string
+
+const (
+	// ConsolidateWhenEmptyOrUnderutilized removes empty nodes and moves pods off underutilized
+	// ones when that lowers cost. It is the default.
+	ConsolidateWhenEmptyOrUnderutilized ConsolidationPolicy = "WhenEmptyOrUnderutilized"
+	// ConsolidateWhenEmpty removes only nodes without (non-DaemonSet) pods.
+	ConsolidateWhenEmpty ConsolidationPolicy = "WhenEmpty"
+)
+
+// Disruption holds a NodePool's disruption settings.
+type Disruption struct {
+	// ConsolidationPolicy; empty means [ConsolidateWhenEmptyOrUnderutilized].
+	ConsolidationPolicy ConsolidationPolicy
+	// ConsolidateAfter is how long a node must have had no pod scheduled or removed before
+	// consolidation considers it; [Never] turns consolidation off.
+	ConsolidateAfter time.Duration
+	// Budgets cap how many of the pool's nodes may be disrupting at once. nil means the
+	// default, one budget of 10%; to lift the cap, give a budget of "100%".
+	Budgets []Budget
+}
+
+// Policy returns the consolidation policy with the default applied.
+func (d Disruption) Policy() ConsolidationPolicy {
+	if d.ConsolidationPolicy == "" {
+		return ConsolidateWhenEmptyOrUnderutilized
+	}
+	return d.ConsolidationPolicy
+}
+
+// DisruptionReason is why a node is disrupted; budgets may apply to some reasons only.
+type DisruptionReason string
+
+// The reasons. Budgets apply to Empty, Underutilized and Drifted. Expired and Interrupted are
+// forceful in Karpenter; the disruption planner can optionally hold Expired to budgets too.
+const (
+	ReasonEmpty         DisruptionReason = "Empty"
+	ReasonUnderutilized DisruptionReason = "Underutilized"
+	ReasonDrifted       DisruptionReason = "Drifted"
+	ReasonExpired       DisruptionReason = "Expired"
+	ReasonInterrupted   DisruptionReason = "Interrupted"
+)
