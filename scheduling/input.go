@@ -1,0 +1,137 @@
+package scheduling
+
+import (
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// Input is everything one solve looks at. The solver reads it and never modifies it.
+type Input struct {
+	// Pods are the pending pods to place. Pods with spec.nodeName set are ignored here (bound
+	// pods belong in Nodes). Each needs a unique namespace/name.
+	Pods []*corev1.Pod
+	// NodePools may launch new nodes, highest Weight first (ties by name).
+	NodePools []nodeplan.NodePool
+	// InstanceTypes is the catalog every NodePool draws from.
+	InstanceTypes []nodeplan.InstanceType
+	// PoolInstanceTypes, when it has an entry for a pool's name, replaces InstanceTypes for that
+	// pool — e.g. the per-node-class list a cloudprovider returns.
+	PoolInstanceTypes map[string][]nodeplan.InstanceType
+	// DaemonSets run a pod on every node whose labels and taints admit it; those pods' requests
+	// and host ports are overhead on exactly those nodes.
+	DaemonSets []*appsv1.DaemonSet
+	// Nodes are the existing nodes with the pods bound to them. Pending pods go onto their
+	// free capacity first; bound pods never move.
+	Nodes []Node
+	// NodeClaims are claims launched or about to be, whose nodes have not registered yet. Pending
+	// pods use their spare room before new claims are made. Status.Allocatable (or, before
+	// launch, the smallest instance-type option) gives their size.
+	NodeClaims []nodeplan.NodeClaim
+	// Namespaces give the labels that pod-affinity namespaceSelectors match.
+	Namespaces []*corev1.Namespace
+	// VolumeZones restricts pods to zones, keyed by "namespace/name": the zones where their
+	// bound PersistentVolumes live or their StorageClass's allowedTopologies permit. The solver
+	// does no I/O; the caller resolves volumes.
+	VolumeZones map[string][]string
+	// Options tune the solver; the zero value is the recommended default.
+	Options Options
+}
+
+// Node is an existing node and the pods bound to it.
+type Node struct {
+	Node *corev1.Node
+	// Pods are bound to the node, DaemonSet pods included.
+	Pods []*corev1.Pod
+	// AttachLimit, when positive, caps the volumes attachable to the node (CSI attach limit);
+	// VolumeCount is how many are attached now.
+	AttachLimit, VolumeCount int
+}
+
+// PreferencePolicy says how soft constraints (preferred node and pod affinity, ScheduleAnyway
+// spread, PreferNoSchedule taints) are treated.
+type PreferencePolicy string
+
+const (
+	// PreferencesCostAware honours preferences where that costs at most Options.PreferenceMargin
+	// more than ignoring them, and relaxes them otherwise. It is the default.
+	PreferencesCostAware PreferencePolicy = "CostAware"
+	// PreferencesIgnore ignores every preference.
+	PreferencesIgnore PreferencePolicy = "Ignore"
+)
+
+// Options tune the solver. Every zero field means its default.
+type Options struct {
+	// Preferences; empty means PreferencesCostAware.
+	Preferences PreferencePolicy
+	// PreferenceMargin is the extra cost, as a fraction of the plan's cost, that honouring
+	// preferences may add. Zero means 0.05 (5%); negative means honour only free preferences.
+	PreferenceMargin float64
+	// MaxInstanceTypes caps each NodeClaim's InstanceTypeOptions; zero means 60 (what EC2
+	// CreateFleet takes). MinValues may raise it for a claim.
+	MaxInstanceTypes int
+	// ImprovementRounds bounds the local search that improves the first packing; zero means
+	// the default (enough for the benchmarks to converge), negative turns it off.
+	ImprovementRounds int
+}
+
+// Validate reports every problem with the input at once: pods without a name, duplicate pods,
+// pools without a name or with duplicate names, instance types without a name, offerings with a
+// non-positive price. Solve calls it first.
+func (in *Input) Validate() error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, p := range in.Pods {
+		if p == nil {
+			errs = append(errs, fmt.Errorf("scheduling: Pods[%d] is nil", i))
+			continue
+		}
+		if p.Name == "" {
+			errs = append(errs, fmt.Errorf("scheduling: Pods[%d] has no name", i))
+			continue
+		}
+		k := nodeplan.PodKey(p)
+		if seen[k] {
+			errs = append(errs, fmt.Errorf("scheduling: pod %s appears twice in Pods", k))
+		}
+		seen[k] = true
+	}
+	pools := map[string]bool{}
+	for i, np := range in.NodePools {
+		if np.Name == "" {
+			errs = append(errs, fmt.Errorf("scheduling: NodePools[%d] has no name", i))
+		} else if pools[np.Name] {
+			errs = append(errs, fmt.Errorf("scheduling: NodePool %q appears twice", np.Name))
+		}
+		pools[np.Name] = true
+	}
+	checkTypes := func(where string, its []nodeplan.InstanceType) {
+		for i, it := range its {
+			if it.Name == "" {
+				errs = append(errs, fmt.Errorf("scheduling: %s[%d] has no name", where, i))
+			}
+			for j, o := range it.Offerings {
+				if o.Available && !(o.Price > 0) {
+					errs = append(errs, fmt.Errorf("scheduling: instance type %s offering %d (%s %s) has price %v; an available offering needs a positive price", it.Name, j, o.Zone, o.CapacityType, o.Price))
+				}
+			}
+		}
+	}
+	checkTypes("InstanceTypes", in.InstanceTypes)
+	for name, its := range in.PoolInstanceTypes {
+		checkTypes("PoolInstanceTypes["+name+"]", its)
+	}
+	for i, n := range in.Nodes {
+		if n.Node == nil || n.Node.Name == "" {
+			errs = append(errs, fmt.Errorf("scheduling: Nodes[%d] has no node or no name", i))
+		}
+	}
+	if in.Options.Preferences != "" && in.Options.Preferences != PreferencesCostAware && in.Options.Preferences != PreferencesIgnore {
+		errs = append(errs, fmt.Errorf("scheduling: Options.Preferences %q is not CostAware or Ignore", in.Options.Preferences))
+	}
+	return errors.Join(errs...)
+}
