@@ -1,0 +1,339 @@
+package load
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Loader reads input files. The zero value is ready to use.
+type Loader struct {
+	// Warn, when not nil, is told about input that is accepted but partly ignored, such as
+	// fields this version of the Kubernetes API types does not know.
+	Warn func(msg string)
+}
+
+func (l *Loader) warnf(format string, args ...any) {
+	if l.Warn != nil {
+		l.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// kind is what a file is expected to hold.
+type kind struct {
+	name       string // e.g. Pod
+	apiVersion string // e.g. v1
+	plural     string // e.g. Pods, for messages
+}
+
+// document is one YAML document or JSON value of a file, converted to JSON.
+type document struct {
+	index int // 1-based, counting non-empty documents
+	line  int // 1-based line where it starts
+	json  []byte
+}
+
+func (d document) where() string { return fmt.Sprintf("document %d (line %d)", d.index, d.line) }
+
+// rawObject is one object of the expected kind, still undecoded, and where it was found.
+type rawObject struct {
+	where     string // e.g. "document 1 (line 1), items[3]"
+	name      string
+	namespace string
+	json      []byte
+	err       error // the object is unusable: not of the kind wanted
+}
+
+// readFile reads a file, making a read failure an *Error.
+func readFile(file string) ([]byte, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &Error{File: file, Err: fmt.Errorf("cannot read: %w", err)}
+	}
+	return data, nil
+}
+
+// objects reads every object of kind k from a file: single objects, items of lists, in order.
+// An object that is not of kind k comes back as an entry with err set, in its place, so problems
+// are reported in file order.
+func (l *Loader) objects(file string, k kind) ([]rawObject, error) {
+	data, err := readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := documents(data)
+	if err != nil {
+		return nil, inFile(file, err)
+	}
+	if len(docs) == 0 {
+		return nil, &Error{File: file, Err: fmt.Errorf("no objects; want %s", k.plural)}
+	}
+	var out []rawObject
+	for _, d := range docs {
+		for _, o := range splitDocument(d, k) {
+			if o.err != nil {
+				o.err = inFile(file, o.err)
+			}
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// inFile sets the file of every *Error in err (joined or not) and makes any other error one.
+func inFile(file string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var errs []error
+		for _, e := range j.Unwrap() {
+			errs = append(errs, inFile(file, e))
+		}
+		return errors.Join(errs...)
+	}
+	if e, ok := err.(*Error); ok {
+		e.File = file
+		return e
+	}
+	return &Error{File: file, Err: err}
+}
+
+// header is the part of any object needed to tell what it is.
+type header struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Items []json.RawMessage `json:"items"`
+}
+
+// splitDocument checks a document's kind and returns its objects: itself, or a list's items.
+func splitDocument(d document, k kind) []rawObject {
+	where := d.where()
+	bad := func(object string, err error) []rawObject {
+		return []rawObject{{where: where, err: &Error{Object: object, Err: err}}}
+	}
+	if bytes.HasPrefix(d.json, []byte("[")) {
+		var items []json.RawMessage
+		if err := json.Unmarshal(d.json, &items); err != nil {
+			return bad(where, err)
+		}
+		return listItems(where, items, k, false)
+	}
+	var h header
+	if err := json.Unmarshal(d.json, &h); err != nil {
+		return bad(where, fmt.Errorf("not a Kubernetes object: %v", err))
+	}
+	switch {
+	case h.Kind == "":
+		return bad(where, fmt.Errorf("no kind; want %s", k.name))
+	case h.Kind == "List":
+		return listItems(where, h.Items, k, false)
+	case h.Kind == k.name+"List":
+		if err := checkAPIVersion(h.APIVersion, k); err != nil {
+			return bad(where, err)
+		}
+		return listItems(where, h.Items, k, true)
+	case h.Kind != k.name:
+		return bad(where, fmt.Errorf("kind %s, want %s", h.Kind, k.name))
+	}
+	o := rawObject{where: where, name: h.Metadata.Name, namespace: h.Metadata.Namespace, json: d.json}
+	if err := checkAPIVersion(h.APIVersion, k); err != nil {
+		o.err = &Error{Object: o.describe(k), Err: err}
+	}
+	return []rawObject{o}
+}
+
+// listItems checks the items of a list. In a typed list (PodList) items may omit kind and
+// apiVersion, as the API server returns them.
+func listItems(where string, items []json.RawMessage, k kind, typed bool) []rawObject {
+	var out []rawObject
+	for i, raw := range items {
+		iw := fmt.Sprintf("%s, items[%d]", where, i)
+		var h header
+		if err := json.Unmarshal(raw, &h); err != nil {
+			out = append(out, rawObject{where: iw, err: &Error{Object: iw, Err: fmt.Errorf("not a Kubernetes object: %v", err)}})
+			continue
+		}
+		o := rawObject{where: iw, name: h.Metadata.Name, namespace: h.Metadata.Namespace, json: raw}
+		switch {
+		case h.Kind == "" && !typed:
+			o.err = &Error{Object: iw, Err: fmt.Errorf("no kind; want %s", k.name)}
+		case h.Kind != "" && h.Kind != k.name:
+			o.err = &Error{Object: iw, Err: fmt.Errorf("kind %s, want %s", h.Kind, k.name)}
+		default:
+			if err := checkAPIVersion(h.APIVersion, k); err != nil {
+				o.err = &Error{Object: o.describe(k), Err: err}
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func checkAPIVersion(v string, k kind) error {
+	if v != "" && v != k.apiVersion {
+		return fmt.Errorf("apiVersion %s, want %s", v, k.apiVersion)
+	}
+	return nil
+}
+
+// describe names the object for messages: "document 2 (line 14): Pod default/web".
+func (o rawObject) describe(k kind) string {
+	name := o.name
+	if name == "" {
+		name = "(no name)"
+	}
+	if o.namespace != "" {
+		name = o.namespace + "/" + name
+	}
+	return o.where + ": " + k.name + " " + name
+}
+
+// decode unmarshals an object into v. An unknown field is a warning, not an error: a snapshot
+// from a newer cluster may carry fields these types do not know. A value that does not decode
+// is an error naming the field where that can be found.
+func (l *Loader) decode(file string, o rawObject, k kind, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(o.json))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err != nil && strings.HasPrefix(err.Error(), "json: unknown field ") {
+		l.warnf("file %s: %s: %s ignored", file, o.describe(k), strings.TrimPrefix(err.Error(), "json: "))
+		err = json.Unmarshal(o.json, v)
+	}
+	if err == nil {
+		return nil
+	}
+	if fe := findBadQuantity(o.json); fe != nil {
+		err = fe
+	} else {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			err = &fieldError{path: te.Field, msg: fmt.Sprintf("a JSON %s, want %s", te.Value, te.Type)}
+		}
+	}
+	return &Error{File: file, Object: o.describe(k), Err: err}
+}
+
+// documents splits a file into documents: JSON values one after another, or YAML documents
+// separated by "---" lines. Empty documents are skipped.
+func documents(data []byte) ([]document, error) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+		return jsonDocuments(data)
+	}
+	return yamlDocuments(data)
+}
+
+func jsonDocuments(data []byte) ([]document, error) {
+	var docs []document
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	for {
+		start := int(dec.InputOffset())
+		for start < len(data) && strings.IndexByte(" \t\r\n", data[start]) >= 0 {
+			start++
+		}
+		line := 1 + bytes.Count(data[:start], []byte("\n"))
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if err == io.EOF {
+			return docs, nil
+		}
+		if err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				off := min(int(se.Offset), len(data))
+				line := 1 + bytes.Count(data[:off], []byte("\n"))
+				return nil, fmt.Errorf("invalid JSON at line %d: %v", line, err)
+			}
+			return nil, fmt.Errorf("invalid JSON in the value starting at line %d: %v", line, err)
+		}
+		if bytes.Equal(raw, []byte("null")) {
+			continue
+		}
+		docs = append(docs, document{index: len(docs) + 1, line: line, json: raw})
+	}
+}
+
+var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
+
+func yamlDocuments(data []byte) ([]document, error) {
+	var docs []document
+	var errs []error
+	lines := strings.SplitAfter(string(data), "\n")
+	flush := func(start int, body []string) {
+		y := strings.Join(body, "")
+		j, err := yaml.YAMLToJSONStrict([]byte(y))
+		if err != nil {
+			// Lines in the YAML error count from the document's start; make them the file's.
+			msg := yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
+				n, _ := strconv.Atoi(yamlLine.FindStringSubmatch(m)[1])
+				return fmt.Sprintf("line %d", n+start-1)
+			})
+			msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
+			errs = append(errs, &Error{Object: fmt.Sprintf("document %d (line %d)", len(docs)+1, start), Err: fmt.Errorf("invalid YAML: %s", msg)})
+			docs = append(docs, document{index: len(docs) + 1, line: start})
+			return
+		}
+		j = bytes.TrimSpace(j)
+		if len(j) == 0 || bytes.Equal(j, []byte("null")) {
+			return
+		}
+		if j[0] != '{' && j[0] != '[' {
+			errs = append(errs, &Error{Object: fmt.Sprintf("document %d (line %d)", len(docs)+1, firstContentLine(body, start)), Err: errors.New("not an object")})
+		}
+		docs = append(docs, document{index: len(docs) + 1, line: firstContentLine(body, start), json: j})
+	}
+	start, body := 1, []string(nil)
+	for i, ln := range lines {
+		if isDocumentSeparator(ln) {
+			flush(start, body)
+			start, body = i+2, nil
+			if rest := strings.TrimSpace(strings.TrimPrefix(ln, "---")); rest != "" && !strings.HasPrefix(rest, "#") {
+				// "--- {inline}" starts the document on the separator line.
+				start, body = i+1, []string{rest + "\n"}
+			}
+			continue
+		}
+		body = append(body, ln)
+	}
+	flush(start, body)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return docs, nil
+}
+
+func isDocumentSeparator(ln string) bool {
+	ln = strings.TrimRight(ln, "\r\n")
+	return ln == "---" || strings.HasPrefix(ln, "--- ") || strings.HasPrefix(ln, "---\t")
+}
+
+// firstContentLine skips leading blank and comment lines, so a document's line is where its
+// first key is.
+func firstContentLine(body []string, start int) int {
+	for i, ln := range body {
+		t := strings.TrimSpace(ln)
+		if t != "" && !strings.HasPrefix(t, "#") {
+			return start + i
+		}
+	}
+	return start
+}
