@@ -1,0 +1,176 @@
+package scheduling
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// bin is room that already exists: a registered node, or an in-flight claim whose node has not
+// registered yet. Pending pods fill bins before any new node is planned.
+type bin struct {
+	name     string
+	inflight bool
+	reqs     nodeplan.Requirements
+	taints   []corev1.Taint
+	free     vec
+	ports    []hostPort
+	pods     []*corev1.Pod // bound pods (existing nodes)
+	placed   []placement
+}
+
+// placement is k pods of group g.
+type placement struct {
+	g int
+	k int64
+}
+
+// ignoredTaints are taints a node sheds as it comes up; pods are not expected to tolerate them.
+var ignoredTaints = []string{
+	"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "node.cloudprovider.kubernetes.io/uninitialized",
+	nodeplan.TaintUnregistered,
+}
+
+func (p *problem) buildBins(in *Input) error {
+	poolByName := map[string]*pool{}
+	for _, pl := range p.pools {
+		poolByName[pl.np.Name] = pl
+	}
+	for i := range in.Nodes {
+		n := &in.Nodes[i]
+		node := n.Node
+		pl := poolByName[node.Labels[nodeplan.LabelNodePool]]
+		if pl != nil {
+			pl.used.add(p.dims.vec(node.Status.Capacity))
+			pl.nodesUsed++
+		}
+		if node.Spec.Unschedulable || node.DeletionTimestamp != nil || hasTaint(node.Spec.Taints, nodeplan.TaintDisrupted) {
+			continue
+		}
+		b := &bin{name: node.Name, free: p.dims.vec(node.Status.Allocatable), pods: n.Pods}
+		labels := map[string]string{metadataName: node.Name}
+		for k, v := range node.Labels {
+			labels[k] = v
+		}
+		b.reqs = nodeplan.RequirementsFromLabels(labels)
+		var startup []corev1.Taint
+		if pl != nil {
+			startup = pl.np.Template.StartupTaints
+		}
+		for _, t := range node.Spec.Taints {
+			if slices.Contains(ignoredTaints, t.Key) || slices.ContainsFunc(startup, func(s corev1.Taint) bool { return s.MatchTaint(&t) }) {
+				continue
+			}
+			b.taints = append(b.taints, t)
+		}
+		running := map[string]bool{}
+		for _, pod := range n.Pods {
+			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			b.free.sub(p.dims.vec(nodeplan.PodRequests(pod)))
+			b.ports = append(b.ports, podHostPorts(pod)...)
+			for _, o := range pod.OwnerReferences {
+				if o.Kind == "DaemonSet" {
+					running[pod.Namespace+"/"+o.Name] = true
+				}
+			}
+		}
+		// DaemonSet pods not running yet will come; their room is not free.
+		for _, d := range p.daemons {
+			if !running[d.name] && d.runsOnLabels(node.Labels, b.taints) {
+				b.free.sub(d.req)
+				b.ports = append(b.ports, d.ports...)
+			}
+		}
+		p.bins = append(p.bins, b)
+	}
+	for i := range in.NodeClaims {
+		c := &in.NodeClaims[i]
+		pl := poolByName[c.NodePool]
+		capacity, alloc := p.claimSize(c, pl)
+		if pl != nil {
+			pl.used.add(capacity)
+			pl.nodesUsed++
+		}
+		labels := map[string]string{nodeplan.LabelNodePool: c.NodePool}
+		for k, v := range c.Labels {
+			labels[k] = v
+		}
+		if c.Status.InstanceType != "" {
+			labels[nodeplan.LabelInstanceType] = c.Status.InstanceType
+			labels[nodeplan.LabelZone] = c.Status.Zone
+			labels[nodeplan.LabelCapacityType] = string(c.Status.CapacityType)
+		}
+		b := &bin{name: c.Name, inflight: true, reqs: c.Requirements.Intersect(nodeplan.RequirementsFromLabels(labels)), taints: c.Taints}
+		b.free = alloc
+		b.free.sub(p.dims.vec(c.Resources))
+		p.bins = append(p.bins, b)
+	}
+	// Best fit: the fullest room first, so big holes stay for big pods.
+	slices.SortStableFunc(p.bins, func(a, b *bin) int {
+		return cmp.Or(cmp.Compare(a.free[dimCPU], b.free[dimCPU]), cmp.Compare(a.free[dimMemory], b.free[dimMemory]), strings.Compare(a.name, b.name))
+	})
+	return nil
+}
+
+// claimSize returns the capacity and allocatable of an in-flight claim: what it launched as, or
+// before launch the smallest of its options (it will be at least that big).
+func (p *problem) claimSize(c *nodeplan.NodeClaim, pl *pool) (capacity, alloc vec) {
+	if len(c.Status.Allocatable) > 0 {
+		capacity = p.dims.vec(c.Status.Capacity)
+		if len(c.Status.Capacity) == 0 {
+			capacity = p.dims.vec(c.Status.Allocatable)
+		}
+		return capacity, p.dims.vec(c.Status.Allocatable)
+	}
+	var types []*nodeplan.InstanceType
+	if pl != nil {
+		types = pl.types
+	}
+	for _, name := range c.InstanceTypeOptions {
+		i, ok := slices.BinarySearchFunc(types, name, func(it *nodeplan.InstanceType, n string) int { return strings.Compare(it.Name, n) })
+		if !ok {
+			continue
+		}
+		cv, av := p.dims.vec(types[i].Capacity), p.dims.vec(types[i].Allocatable())
+		if capacity == nil {
+			capacity, alloc = cv, av
+			continue
+		}
+		for d := range capacity {
+			capacity[d] = min(capacity[d], cv[d])
+			alloc[d] = min(alloc[d], av[d])
+		}
+	}
+	if capacity == nil {
+		// Unknown options: the claim's own resources are all we can count on.
+		r := p.dims.vec(c.Resources)
+		return r, r.clone()
+	}
+	return capacity, alloc
+}
+
+func hasTaint(taints []corev1.Taint, key string) bool {
+	return slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.Key == key })
+}
+
+// admits reports whether pods of group g may go on the bin, ignoring room.
+func (b *bin) admits(g *group) bool {
+	if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, b.taints); blocked {
+		return false
+	}
+	if _, clash := portsConflict(g.ports, b.ports); clash {
+		return false
+	}
+	for _, alt := range g.alts {
+		if b.reqs.Compatible(alt) == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,288 @@
+package scheduling
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// reasonRank orders reasons by how far the pod got: the further, the more telling.
+var reasonRank = map[Reason]int{
+	ReasonNoNodePool: 0, ReasonTaint: 1, ReasonRequirements: 2, ReasonNoInstanceType: 3, ReasonNoOffering: 4,
+	ReasonHostPort: 5, ReasonVolumeZone: 5, ReasonMinValues: 6, ReasonTopologySpread: 7, ReasonPodAffinity: 7,
+	ReasonPodAntiAffinity: 7, ReasonLimit: 8,
+}
+
+// explain says why group g's remaining pods were not placed: one reason per NodePool, the most
+// telling first, and the code of the most telling.
+func (p *problem) explain(g *group) (Reason, []PoolReason) {
+	if len(p.pools) == 0 {
+		r := PoolReason{Code: ReasonNoNodePool, Message: "no NodePool exists, and no existing node has room"}
+		return r.Code, []PoolReason{r}
+	}
+	var out []PoolReason
+	for _, pl := range p.pools {
+		code, msg := p.explainPool(g, pl)
+		out = append(out, PoolReason{NodePool: pl.np.Name, Code: code, Message: "nodepool " + pl.np.Name + ": " + msg})
+	}
+	slices.SortStableFunc(out, func(a, b PoolReason) int { return cmp.Compare(reasonRank[b.Code], reasonRank[a.Code]) })
+	return out[0].Code, out
+}
+
+func (p *problem) explainPool(g *group, pl *pool) (Reason, string) {
+	if t, blocked := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints); blocked {
+		return ReasonTaint, fmt.Sprintf("taint %s not tolerated", nodeplan.TaintString(t))
+	}
+	if p.poolOK[g.id][pl.idx] {
+		if p.minValuesHit[g.id] {
+			var mv []string
+			for _, r := range pl.minValues {
+				mv = append(mv, fmt.Sprintf("%s minValues %d", r.Key, r.MinValues))
+			}
+			return ReasonMinValues, fmt.Sprintf("too few instance types fit the pod to meet %s", strings.Join(mv, ", "))
+		}
+		return ReasonLimit, p.limitMessage(g, pl)
+	}
+	// Requirements the pool itself sets (its requirements, labels and name).
+	var reqErr error
+	poolOK := false
+	for _, alt := range g.alts {
+		if err := compatibleOnKeys(pl.desc, alt); err != nil {
+			reqErr = cmp.Or(reqErr, err)
+			continue
+		}
+		poolOK = true
+	}
+	if !poolOK {
+		return ReasonRequirements, reqErr.Error()
+	}
+	// Instance-type labels.
+	var labelOK []*nodeplan.InstanceType
+	var typeErr error
+	for _, it := range pl.types {
+		desc := pl.desc.Intersect(nodeplan.RequirementsFromLabels(it.Labels))
+		for _, alt := range g.alts {
+			if err := compatibleIgnoring(desc, alt, nodeplan.LabelZone, nodeplan.LabelCapacityType); err != nil {
+				typeErr = cmp.Or(typeErr, err)
+				continue
+			}
+			labelOK = append(labelOK, it)
+			break
+		}
+	}
+	if len(pl.types) == 0 {
+		return ReasonNoInstanceType, "the pool has no instance types"
+	}
+	if len(labelOK) == 0 {
+		var ie *nodeplan.IncompatibleError
+		if errors.As(typeErr, &ie) {
+			return ReasonRequirements, fmt.Sprintf("no instance type matches %s (%s)", ie.Want, offeredValues(pl.types, ie.Key))
+		}
+		return ReasonRequirements, "no instance type matches the pod's requirements"
+	}
+	// Resources, net of DaemonSets, on the types whose labels match.
+	shapes := map[string]*shape{}
+	for _, s := range pl.shapes {
+		shapes[s.it.Name] = s
+	}
+	type cand struct {
+		it    *nodeplan.InstanceType
+		alloc vec
+		ds    bool
+	}
+	var cands []cand
+	for _, it := range labelOK {
+		if s, ok := shapes[it.Name]; ok {
+			cands = append(cands, cand{it, s.alloc, !isZero(s.ds)})
+		} else {
+			cands = append(cands, cand{it, p.dims.vec(it.Allocatable()), false})
+		}
+	}
+	var fitting []cand
+	for _, c := range cands {
+		if g.req.fitsIn(c.alloc) {
+			fitting = append(fitting, c)
+		}
+	}
+	if len(fitting) == 0 {
+		// A single resource no type has enough of, naming the largest; else the nearest miss.
+		for d := range g.req {
+			if g.req[d] <= 0 {
+				continue
+			}
+			var largest cand
+			for _, c := range cands {
+				if largest.it == nil || c.alloc[d] > largest.alloc[d] {
+					largest = c
+				}
+			}
+			if largest.alloc[d] < g.req[d] {
+				return ReasonNoInstanceType, fmt.Sprintf("no instance type has %s %s allocatable (largest: %s, %s)",
+					p.fmtDim(d, g.req[d]), p.dims.names[d], largest.it.Name, p.fmtDim(d, largest.alloc[d]))
+			}
+		}
+		best, bestShort := cands[0], 1e300
+		for _, c := range cands {
+			short := 0.0
+			for d := range g.req {
+				if miss := g.req[d] - c.alloc[d]; miss > 0 {
+					short += float64(miss) / float64(g.req[d])
+				}
+			}
+			if short < bestShort {
+				best, bestShort = c, short
+			}
+		}
+		var more []string
+		for d := range g.req {
+			if miss := g.req[d] - best.alloc[d]; miss > 0 {
+				more = append(more, fmt.Sprintf("%s more %s", p.fmtDim(d, miss), p.dims.names[d]))
+			}
+		}
+		note := ""
+		if best.ds {
+			note = " after DaemonSets"
+		}
+		return ReasonNoInstanceType, fmt.Sprintf("no instance type has room for the pod's requests%s; %s would fit with %s", note, best.it.Name, strings.Join(more, " and "))
+	}
+	// Host ports against the pool's DaemonSets.
+	for _, c := range fitting {
+		if s, ok := shapes[c.it.Name]; ok {
+			if hp, clash := portsConflict(g.ports, s.dsPorts); clash {
+				return ReasonHostPort, fmt.Sprintf("host port %d/%s is taken by a DaemonSet on the pool's nodes", hp.port, hp.proto)
+			}
+		}
+	}
+	// Offerings: zones and capacity types.
+	zones, cts := map[string]bool{}, map[string]bool{}
+	for _, c := range fitting {
+		for _, o := range c.it.Offerings {
+			if o.Available && o.Accepts(pl.desc) {
+				zones[o.Zone] = true
+				cts[string(o.CapacityType)] = true
+			}
+		}
+	}
+	alt := g.alts[0]
+	if z, ok := alt.Get(nodeplan.LabelZone); ok && !anyAccepted(z, zones) {
+		what := "pod requires it"
+		if g.rep != nil && p.in.VolumeZones[g.keys[0]] != nil {
+			return ReasonVolumeZone, fmt.Sprintf("no offering in %s (the pod's volumes require it; pool offers %s)", z, joinKeys(zones))
+		}
+		return ReasonNoOffering, fmt.Sprintf("no offering in %s (%s; pool offers %s)", z, what, joinKeys(zones))
+	}
+	if c, ok := alt.Get(nodeplan.LabelCapacityType); ok && !anyAccepted(c, cts) {
+		return ReasonNoOffering, fmt.Sprintf("no offering with %s (pool offers %s)", c, joinKeys(cts))
+	}
+	return ReasonNoOffering, fmt.Sprintf("no available offering of a fitting instance type (%s) meets the pod's zone and capacity-type requirements", fitting[0].it.Name)
+}
+
+// limitMessage names the limit that stopped the pool.
+func (p *problem) limitMessage(g *group, pl *pool) string {
+	if pl.nodeLimit >= 0 && pl.nodesUsed >= pl.nodeLimit {
+		return fmt.Sprintf("limit nodes=%d reached (%d in use)", pl.nodeLimit, pl.nodesUsed)
+	}
+	// The smallest shape that would take the pod, and the limit it breaks.
+	for _, s := range pl.shapes {
+		if _, ok := p.fit(s, g.id); !ok {
+			continue
+		}
+		for d, lim := range pl.limited {
+			if lim && pl.used[d]+s.capacity[d] > pl.limit[d] {
+				return fmt.Sprintf("limit %s=%s reached (%s in use, the smallest node for the pod, %s, has %s)",
+					p.dims.names[d], p.fmtDim(d, pl.limit[d]), p.fmtDim(d, pl.used[d]), s.it.Name, p.fmtDim(d, s.capacity[d]))
+			}
+		}
+	}
+	return "limits reached"
+}
+
+// compatibleOnKeys checks pod requirements only on the keys the pool description sets.
+func compatibleOnKeys(desc, pod nodeplan.Requirements) error {
+	for _, r := range pod.All() {
+		if d, ok := desc.Get(r.Key); ok && !d.Intersects(r) {
+			return &nodeplan.IncompatibleError{Key: r.Key, Want: r, Have: d}
+		}
+	}
+	return nil
+}
+
+// compatibleIgnoring is Compatible, skipping keys offerings decide.
+func compatibleIgnoring(desc, pod nodeplan.Requirements, skip ...string) error {
+	var kept []nodeplan.Requirement
+	for _, r := range pod.All() {
+		if !slices.Contains(skip, r.Key) {
+			kept = append(kept, r)
+		}
+	}
+	return desc.Compatible(nodeplan.NewRequirements(kept...))
+}
+
+func offeredValues(types []*nodeplan.InstanceType, key string) string {
+	vals := map[string]bool{}
+	for _, it := range types {
+		if v, ok := it.Labels[key]; ok {
+			vals[v] = true
+		}
+	}
+	if len(vals) == 0 {
+		return "no instance type has the label " + key
+	}
+	return "types offer " + joinKeys(vals)
+}
+
+func anyAccepted(r nodeplan.Requirement, vals map[string]bool) bool {
+	for v := range vals {
+		if r.Accepts(v, true) {
+			return true
+		}
+	}
+	return false
+}
+
+func joinKeys(m map[string]bool) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if len(keys) > 8 {
+		keys = append(keys[:8], fmt.Sprintf("and %d more", len(keys)-8))
+	}
+	return strings.Join(keys, ", ")
+}
+
+// fmtDim formats an amount of dimension d the way kubectl would.
+func (p *problem) fmtDim(d int, milli int64) string {
+	n := p.dims.names[d]
+	var q *resource.Quantity
+	switch {
+	case n == corev1.ResourceCPU && milli%1000 == 0:
+		q = resource.NewQuantity(milli/1000, resource.DecimalSI)
+	case n == corev1.ResourceCPU:
+		q = resource.NewMilliQuantity(milli, resource.DecimalSI)
+	case milli%1000 == 0 && (n == corev1.ResourceMemory || n == corev1.ResourceEphemeralStorage || isHugePages(n)):
+		q = resource.NewQuantity(milli/1000, resource.BinarySI)
+	case milli%1000 == 0:
+		q = resource.NewQuantity(milli/1000, resource.DecimalSI)
+	default:
+		q = resource.NewMilliQuantity(milli, resource.DecimalSI)
+	}
+	return q.String()
+}
+
+func isZero(v vec) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}

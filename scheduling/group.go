@@ -1,0 +1,276 @@
+package scheduling
+
+import (
+	"cmp"
+	"hash/maphash"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// group is a set of pending pods the solver cannot tell apart: same namespace, same requests,
+// same node selection, tolerations, spread, affinity, host ports, volume zones and priority, and
+// the same values for every label some selector looks at. A group of 5,000 replicas costs the
+// solver about what one pod costs.
+type group struct {
+	id   int
+	rep  *corev1.Pod
+	pods []*corev1.Pod // sorted by key
+	keys []string      // pod keys, sorted
+
+	req vec // requests per pod (nodeplan.PodRequests), milli-units
+	// alts are the alternatives the pod accepts: nodeSelector ∩ one required node-affinity term
+	// (terms are ORed) ∩ volume zones. Never empty; an alternative may be unsatisfiable.
+	alts        []nodeplan.Requirements
+	tolerations []corev1.Toleration
+	ports       []hostPort
+	priority    int32
+
+	// perNode caps how many of the group's pods one node may hold (hostname spread or
+	// anti-affinity, host ports); 0 means no cap.
+	perNode int64
+	// conflicts are groups that may not share a node with this one (anti-affinity, host ports).
+	conflicts []int
+
+	// value is the pod's worth under the lower bound's resource prices: what it must cost at
+	// least wherever it goes. The packer maximises value per dollar.
+	value float64
+	// size orders groups largest first when a node is filled.
+	size float64
+}
+
+// groupPods sorts pending pods into groups. Pods are hashed on the fields that matter and
+// compared field by field on a hash match, so grouping is exact and cheap.
+func groupPods(pods []*corev1.Pod, selectorKeys []string, volumeZones map[string][]string) []*group {
+	seed := maphash.MakeSeed()
+	byHash := map[uint64][]*group{}
+	var groups []*group
+	sorted := slices.Clone(pods)
+	slices.SortFunc(sorted, func(a, b *corev1.Pod) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	var h maphash.Hash
+	h.SetSeed(seed)
+	for _, p := range sorted {
+		key := nodeplan.PodKey(p)
+		vz := volumeZones[key]
+		h.Reset()
+		hashPod(&h, p, selectorKeys, vz)
+		sum := h.Sum64()
+		var g *group
+		for _, c := range byHash[sum] {
+			if samePod(c.rep, p, selectorKeys) && slices.Equal(volumeZones[c.keys[0]], vz) {
+				g = c
+				break
+			}
+		}
+		if g == nil {
+			g = &group{id: len(groups), rep: p}
+			groups = append(groups, g)
+			byHash[sum] = append(byHash[sum], g)
+		}
+		g.pods = append(g.pods, p)
+		g.keys = append(g.keys, key)
+	}
+	return groups
+}
+
+func hashPod(h *maphash.Hash, p *corev1.Pod, selectorKeys []string, vz []string) {
+	w := func(s string) { h.WriteString(s); h.WriteByte(0) }
+	w(p.Namespace)
+	for _, k := range selectorKeys {
+		if v, ok := p.Labels[k]; ok {
+			w(k)
+			w(v)
+		}
+	}
+	for i := range p.Spec.Containers {
+		hashContainer(h, &p.Spec.Containers[i])
+	}
+	h.WriteByte(1)
+	for i := range p.Spec.InitContainers {
+		hashContainer(h, &p.Spec.InitContainers[i])
+	}
+	h.WriteByte(2)
+	for _, k := range sortedKeys(p.Spec.NodeSelector) {
+		w(k)
+		w(p.Spec.NodeSelector[k])
+	}
+	h.WriteByte(3)
+	for _, t := range p.Spec.Tolerations {
+		w(t.Key)
+		w(string(t.Operator))
+		w(t.Value)
+		w(string(t.Effect))
+	}
+	h.WriteByte(4)
+	for _, c := range p.Spec.TopologySpreadConstraints {
+		w(c.TopologyKey)
+		w(string(c.WhenUnsatisfiable))
+	}
+	if a := p.Spec.Affinity; a != nil {
+		h.WriteByte(5)
+		if a.NodeAffinity != nil {
+			h.WriteByte(6)
+		}
+		if a.PodAffinity != nil {
+			h.WriteByte(7)
+		}
+		if a.PodAntiAffinity != nil {
+			h.WriteByte(8)
+		}
+	}
+	if p.Spec.Priority != nil {
+		h.WriteByte(byte(*p.Spec.Priority))
+	}
+	for _, z := range vz {
+		w(z)
+	}
+}
+
+func hashContainer(h *maphash.Hash, c *corev1.Container) {
+	for _, rl := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
+		for _, n := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if q, ok := rl[n]; ok {
+				v := q.MilliValue()
+				var b [8]byte
+				for i := range b {
+					b[i] = byte(v >> (8 * i))
+				}
+				h.Write(b[:])
+			}
+		}
+		h.WriteByte(byte(len(rl)))
+	}
+	for _, p := range c.Ports {
+		if p.HostPort != 0 {
+			h.WriteByte(byte(p.HostPort))
+		}
+	}
+}
+
+// samePod reports whether two pods are interchangeable for scheduling. Equal hashes make it
+// likely; this makes it certain.
+func samePod(a, b *corev1.Pod, selectorKeys []string) bool {
+	if a.Namespace != b.Namespace {
+		return false
+	}
+	for _, k := range selectorKeys {
+		va, oka := a.Labels[k]
+		vb, okb := b.Labels[k]
+		if va != vb || oka != okb {
+			return false
+		}
+	}
+	sa, sb := &a.Spec, &b.Spec
+	if !sameContainers(sa.Containers, sb.Containers) || !sameContainers(sa.InitContainers, sb.InitContainers) {
+		return false
+	}
+	if !equality.Semantic.DeepEqual(sa.Overhead, sb.Overhead) || !mapsEqual(sa.NodeSelector, sb.NodeSelector) {
+		return false
+	}
+	if !equality.Semantic.DeepEqual(sa.Tolerations, sb.Tolerations) || !equality.Semantic.DeepEqual(sa.Affinity, sb.Affinity) ||
+		!equality.Semantic.DeepEqual(sa.TopologySpreadConstraints, sb.TopologySpreadConstraints) {
+		return false
+	}
+	if (sa.Priority == nil) != (sb.Priority == nil) || (sa.Priority != nil && *sa.Priority != *sb.Priority) {
+		return false
+	}
+	return true
+}
+
+func sameContainers(a, b []corev1.Container) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !equality.Semantic.DeepEqual(a[i].Resources.Requests, b[i].Resources.Requests) ||
+			!equality.Semantic.DeepEqual(a[i].Resources.Limits, b[i].Resources.Limits) ||
+			!slices.EqualFunc(a[i].Ports, b[i].Ports, func(x, y corev1.ContainerPort) bool {
+				return x.HostPort == y.HostPort && x.HostIP == y.HostIP && x.Protocol == y.Protocol && (x.HostPort == 0 || x.ContainerPort == y.ContainerPort)
+			}) {
+			return false
+		}
+		pa, pb := a[i].RestartPolicy, b[i].RestartPolicy
+		if (pa == nil) != (pb == nil) || (pa != nil && *pa != *pb) {
+			return false
+		}
+	}
+	return true
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys(m map[string]string) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// podAlternatives returns the node requirements a pod accepts, one per required node-affinity
+// term (ORed), each ANDed with the nodeSelector and the volume zones. matchFields on
+// metadata.name become a requirement on the pseudo-label metadataName, which only existing nodes
+// carry.
+func podAlternatives(p *corev1.Pod, volumeZones []string) ([]nodeplan.Requirements, error) {
+	base := nodeplan.RequirementsFromLabels(p.Spec.NodeSelector)
+	if volumeZones != nil {
+		base = base.Add(nodeplan.In(nodeplan.LabelZone, volumeZones...))
+	}
+	na := p.Spec.Affinity
+	if na == nil || na.NodeAffinity == nil || na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return []nodeplan.Requirements{base}, nil
+	}
+	terms := na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	var alts []nodeplan.Requirements
+	for _, t := range terms {
+		rs, err := termRequirements(t)
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, base.Intersect(rs))
+	}
+	if len(alts) == 0 {
+		// An empty term list matches no node, as in kube-scheduler.
+		alts = append(alts, base.Add(nodeplan.In(nodeplan.LabelHostname)))
+	}
+	return alts, nil
+}
+
+// metadataName is the pseudo-label under which an existing node's name is matched by
+// matchFields (metadata.name). New nodes do not have it: their names are not known yet.
+const metadataName = "metadata.name"
+
+func termRequirements(t corev1.NodeSelectorTerm) (nodeplan.Requirements, error) {
+	rs, err := nodeplan.RequirementsFromNodeSelector(t.MatchExpressions)
+	if err != nil {
+		return rs, err
+	}
+	for _, f := range t.MatchFields {
+		r, err := nodeplan.NewRequirement(metadataName, f.Operator, f.Values...)
+		if err != nil {
+			return rs, err
+		}
+		rs = rs.Add(r)
+	}
+	return rs, nil
+}

@@ -1,0 +1,237 @@
+package scheduling
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// groupsByValue returns the groups, most valuable pod first (ties by id).
+func (p *problem) groupsByValue() []*group {
+	gs := slices.Clone(p.groups)
+	slices.SortStableFunc(gs, func(a, b *group) int { return cmp.Or(cmp.Compare(b.value, a.value), cmp.Compare(a.id, b.id)) })
+	return gs
+}
+
+// result turns the working state into a Result: pods are handed out to bins and claims in
+// group order, so equal inputs give equal results.
+func (p *problem) result() Result {
+	var res Result
+	cursor := make([]int, len(p.groups))
+	take := func(g int, k int64) []string {
+		keys := p.groups[g].keys[cursor[g] : cursor[g]+int(k)]
+		cursor[g] += int(k)
+		return keys
+	}
+	for _, b := range p.bins {
+		if len(b.placed) == 0 {
+			continue
+		}
+		pl := Placement{Name: b.name}
+		for _, x := range b.placed {
+			pl.Pods = append(pl.Pods, take(x.g, x.k)...)
+		}
+		slices.Sort(pl.Pods)
+		if b.inflight {
+			res.InFlight = append(res.InFlight, pl)
+		} else {
+			res.Existing = append(res.Existing, pl)
+		}
+	}
+	byName := func(a, b Placement) int { return strings.Compare(a.Name, b.Name) }
+	slices.SortFunc(res.Existing, byName)
+	slices.SortFunc(res.InFlight, byName)
+
+	p.finishLimits()
+	for _, c := range p.claims {
+		nc, ok := p.newNodeClaim(c)
+		if !ok {
+			// minValues cannot be met for these pods together: they stay pending.
+			for _, x := range c.placed {
+				p.remaining[x.g] += x.k
+				if p.minValuesHit == nil {
+					p.minValuesHit = map[int]bool{}
+				}
+				p.minValuesHit[x.g] = true
+			}
+			continue
+		}
+		for _, x := range c.placed {
+			nc.Pods = append(nc.Pods, take(x.g, x.k)...)
+		}
+		slices.Sort(nc.Pods)
+		res.NodeClaims = append(res.NodeClaims, nc)
+		res.Cost += nc.Offering.Price
+	}
+	for _, g := range p.groups {
+		n := p.remaining[g.id]
+		if n == 0 {
+			continue
+		}
+		code, pools := p.explain(g)
+		msg := make([]string, len(pools))
+		for i, r := range pools {
+			msg[i] = r.Message
+		}
+		for _, key := range take(g.id, n) {
+			res.Unschedulable = append(res.Unschedulable, Unschedulable{Pod: key, Code: code, Message: strings.Join(msg, "; "), Pools: pools})
+		}
+	}
+	slices.SortFunc(res.Unschedulable, func(a, b Unschedulable) int { return strings.Compare(a.Pod, b.Pod) })
+	return res
+}
+
+// finishLimits computes, per pool, how much each claim may grow past the type it is costed at
+// if the provider falls back to a bigger option: an equal share of the slack the limits leave,
+// so that even if every claim fell back, the limits would hold.
+func (p *problem) finishLimits() {
+	count := make([]int64, len(p.pools))
+	for _, c := range p.claims {
+		count[c.shape.pool.idx]++
+	}
+	p.growth = make([]vec, len(p.pools))
+	for _, pl := range p.pools {
+		g := make(vec, len(p.dims.names))
+		for i, lim := range pl.limited {
+			if !lim {
+				g[i] = -1
+				continue
+			}
+			if n := count[pl.idx]; n > 0 {
+				g[i] = max(0, (pl.limit[i]-pl.used[i])/n)
+			}
+		}
+		p.growth[pl.idx] = g
+	}
+}
+
+// newNodeClaim builds the launch request for a planned node: its requirements, its instance-type
+// options cheapest first (within limits, honouring minValues), labels, taints and resources.
+func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
+	pl := c.shape.pool
+	np := pl.np
+	reqs := p.claimReqs(c)
+	type option struct {
+		s     *shape
+		price float64
+		off   nodeplan.Offering
+	}
+	var opts []option
+	growth := p.growth[pl.idx]
+	for _, s := range pl.shapes {
+		if !c.used.fitsIn(s.alloc) {
+			continue
+		}
+		fits := true
+		for _, x := range c.placed {
+			if _, ok := p.fit(s, x.g); !ok {
+				fits = false
+				break
+			}
+		}
+		if !fits || s.reqs.Compatible(reqs) != nil {
+			continue
+		}
+		if s != c.shape && !withinGrowth(growth, c.shape.capacity, s.capacity) {
+			continue
+		}
+		m := offeringMask(s, reqs)
+		if m == 0 {
+			continue
+		}
+		price, i := s.priceFor(m)
+		opts = append(opts, option{s: s, price: price, off: s.offerings[i]})
+	}
+	slices.SortStableFunc(opts, func(a, b option) int {
+		return cmp.Or(cmp.Compare(a.price, b.price), strings.Compare(a.s.it.Name, b.s.it.Name))
+	})
+	maxTypes := p.in.Options.MaxInstanceTypes
+	if maxTypes <= 0 {
+		maxTypes = 60
+	}
+	n := min(maxTypes, len(opts))
+	for _, mv := range pl.minValues {
+		// Extend the list until it has enough distinct values of the key; fail if all the
+		// options together do not.
+		for distinctValues(opts[:n], mv.Key, func(o option) map[string]string { return o.s.it.Labels }) < mv.MinValues {
+			if n == len(opts) {
+				return NewNodeClaim{}, false
+			}
+			n++
+		}
+	}
+	opts = opts[:n]
+	if len(opts) == 0 {
+		return NewNodeClaim{}, false
+	}
+	names := make([]string, len(opts))
+	for i, o := range opts {
+		names[i] = o.s.it.Name
+	}
+	reqs = reqs.Add(nodeplan.In(nodeplan.LabelInstanceType, names...))
+	chosen := opts[0]
+	resources := c.used.clone()
+	resources.add(chosen.s.ds)
+	labels := map[string]string{}
+	for k, v := range np.Template.Labels {
+		labels[k] = v
+	}
+	for k, v := range reqs.Labels() {
+		labels[k] = v
+	}
+	delete(labels, metadataName)
+	out := NewNodeClaim{
+		NodeClaim: nodeplan.NodeClaim{
+			NodePool:               np.Name,
+			NodeClassRef:           np.Template.NodeClassRef,
+			Requirements:           reqs,
+			InstanceTypeOptions:    names,
+			Labels:                 labels,
+			Annotations:            cloneMap(np.Template.Annotations),
+			Taints:                 slices.Clone(np.Template.Taints),
+			StartupTaints:          slices.Clone(np.Template.StartupTaints),
+			Resources:              p.dims.list(resources),
+			ExpireAfter:            np.Template.ExpireAfter,
+			TerminationGracePeriod: np.Template.TerminationGracePeriod,
+		},
+		InstanceType: chosen.s.it.Name,
+		Offering:     chosen.off,
+	}
+	return out, true
+}
+
+func withinGrowth(growth, from, to vec) bool {
+	for i, g := range growth {
+		if g >= 0 && to[i]-from[i] > g {
+			return false
+		}
+	}
+	return true
+}
+
+func distinctValues[T any](opts []T, key string, labels func(T) map[string]string) int {
+	seen := map[string]bool{}
+	for _, o := range opts {
+		if v, ok := labels(o)[key]; ok {
+			seen[v] = true
+		}
+	}
+	return len(seen)
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+var _ = corev1.ResourceCPU

@@ -1,0 +1,348 @@
+package scheduling
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// claim is a planned new node: a shape (the type it is costed at), the offerings its pods allow,
+// and its pods by group.
+type claim struct {
+	shape  *shape
+	mask   uint64
+	used   vec
+	placed []placement
+	value  float64
+}
+
+func (c *claim) price() float64 {
+	pr, _ := c.shape.priceFor(c.mask)
+	return pr
+}
+
+// fitIndex finds a group's entry in a shape's fit list: dense when the problem is small enough,
+// a map otherwise.
+type fitIndex struct {
+	dense  [][]int32 // [shape][group] → entry index+1 (0 = none)
+	sparse []map[int]int32
+}
+
+const denseFitLimit = 4 << 20
+
+func (p *problem) buildFitIndex() {
+	if len(p.shapes)*len(p.groups) <= denseFitLimit {
+		p.fits.dense = make([][]int32, len(p.shapes))
+		for s := range p.shapes {
+			row := make([]int32, len(p.groups))
+			for i, e := range p.byShape[s] {
+				row[e.g] = int32(i + 1)
+			}
+			p.fits.dense[s] = row
+		}
+		return
+	}
+	p.fits.sparse = make([]map[int]int32, len(p.shapes))
+	for s := range p.shapes {
+		m := make(map[int]int32, len(p.byShape[s]))
+		for i, e := range p.byShape[s] {
+			m[e.g] = int32(i + 1)
+		}
+		p.fits.sparse[s] = m
+	}
+}
+
+// fit returns group g's entry on shape s.
+func (p *problem) fit(s *shape, g int) (fitEntry, bool) {
+	var i int32
+	if p.fits.dense != nil {
+		i = p.fits.dense[s.idx][g]
+	} else {
+		i = p.fits.sparse[s.idx][g]
+	}
+	if i == 0 {
+		return fitEntry{}, false
+	}
+	return p.byShape[s.idx][i-1], true
+}
+
+// orderFits sorts every shape's fit list by group value, largest first: the order a node is
+// filled in (first-fit decreasing by worth, which tracks size across dimensions).
+func (p *problem) orderFits() {
+	for s := range p.byShape {
+		slices.SortStableFunc(p.byShape[s], func(a, b fitEntry) int {
+			ga, gb := p.groups[a.g], p.groups[b.g]
+			return cmp.Or(cmp.Compare(gb.value, ga.value), cmp.Compare(a.g, b.g))
+		})
+	}
+	p.buildFitIndex()
+}
+
+// nodeState is a node being filled.
+type nodeState struct {
+	free   vec
+	mask   uint64
+	placed []placement
+	value  float64
+}
+
+// canJoin reports whether group g may join the pods already on the node, apart from room and
+// offerings: per-node caps, conflicts and pinned labels.
+func (p *problem) canJoin(s *shape, e fitEntry, placed []placement) bool {
+	g := p.groups[e.g]
+	for _, pl := range placed {
+		if pl.g == e.g {
+			continue
+		}
+		if slices.Contains(g.conflicts, pl.g) {
+			return false
+		}
+	}
+	if len(s.narrowKeys) == 0 || len(placed) == 0 {
+		return true
+	}
+	// Pods may pin a key the shape leaves open (e.g. a pool label with several values) to
+	// different values: check the alternatives they chose are compatible together.
+	alt := g.alts[e.alt]
+	for _, pl := range placed {
+		o, _ := p.fit(s, pl.g)
+		if !alt.Intersects(p.groups[pl.g].alts[o.alt]) {
+			return false
+		}
+	}
+	return true
+}
+
+// perNodeCap is how many pods of g one node may take.
+func perNodeCap(g *group, rem int64) int64 {
+	if g.perNode > 0 && g.perNode < rem {
+		return g.perNode
+	}
+	return rem
+}
+
+// fillFFD fills one node of shape s from rem, groups in decreasing worth, each taking as many
+// pods as fit.
+func (p *problem) fillFFD(s *shape, rem []int64, st *nodeState) {
+	st.free = append(st.free[:0], s.alloc...)
+	st.mask = fullMask(len(s.offerings))
+	st.placed = st.placed[:0]
+	st.value = 0
+	p.fillRest(s, rem, st)
+}
+
+func (p *problem) fillRest(s *shape, rem []int64, st *nodeState) {
+	for _, e := range p.byShape[s.idx] {
+		left := rem[e.g] - placedOf(st.placed, e.g)
+		if left <= 0 {
+			continue
+		}
+		m := st.mask & e.mask
+		if m == 0 || !p.canJoin(s, e, st.placed) {
+			continue
+		}
+		g := p.groups[e.g]
+		limit := left
+		if g.perNode > 0 {
+			limit = min(limit, g.perNode-placedOf(st.placed, e.g))
+		}
+		k := maxCopies(g.req, st.free, limit)
+		if k <= 0 {
+			continue
+		}
+		st.free.addScaled(g.req, -k)
+		st.mask = m
+		st.placed = addPlacement(st.placed, e.g, k)
+		st.value += float64(k) * g.value
+	}
+}
+
+// fillMix fills one node with the remaining pods in proportion to how many of each are left,
+// then tops it up first-fit. It finds the balanced mixes (cpu-heavy with memory-heavy pods) that
+// greedy-by-size misses.
+func (p *problem) fillMix(s *shape, rem []int64, st *nodeState, total vec) bool {
+	for i := range total {
+		total[i] = 0
+	}
+	n := 0
+	for _, e := range p.byShape[s.idx] {
+		if rem[e.g] > 0 {
+			total.addScaled(p.groups[e.g].req, rem[e.g])
+			n++
+		}
+	}
+	if n < 2 {
+		return false
+	}
+	lambda := math.Inf(1)
+	for i, t := range total {
+		if t > 0 {
+			lambda = min(lambda, float64(s.alloc[i])/float64(t))
+		}
+	}
+	if lambda >= 1 {
+		return false // everything fits in one node: FFD already found it
+	}
+	st.free = append(st.free[:0], s.alloc...)
+	st.mask = fullMask(len(s.offerings))
+	st.placed = st.placed[:0]
+	st.value = 0
+	for _, e := range p.byShape[s.idx] {
+		if rem[e.g] <= 0 {
+			continue
+		}
+		m := st.mask & e.mask
+		if m == 0 || !p.canJoin(s, e, st.placed) {
+			continue
+		}
+		g := p.groups[e.g]
+		want := min(int64(lambda*float64(rem[e.g])), perNodeCap(g, rem[e.g]))
+		k := maxCopies(g.req, st.free, want)
+		if k <= 0 {
+			continue
+		}
+		st.free.addScaled(g.req, -k)
+		st.mask = m
+		st.placed = addPlacement(st.placed, e.g, k)
+		st.value += float64(k) * g.value
+	}
+	p.fillRest(s, rem, st)
+	return true
+}
+
+func fullMask(n int) uint64 {
+	if n >= 64 {
+		return math.MaxUint64
+	}
+	return 1<<uint(n) - 1
+}
+
+func placedOf(pl []placement, g int) int64 {
+	for _, x := range pl {
+		if x.g == g {
+			return x.k
+		}
+	}
+	return 0
+}
+
+func addPlacement(pl []placement, g int, k int64) []placement {
+	for i := range pl {
+		if pl[i].g == g {
+			pl[i].k += k
+			return pl
+		}
+	}
+	return append(pl, placement{g: g, k: k})
+}
+
+// packPool plans new nodes of one pool for the remaining pods of the groups it may take (rem
+// holds only those). It returns the claims; rem is decremented.
+func (p *problem) packPool(pl *pool, rem []int64) []*claim {
+	var out []*claim
+	cur, best := &nodeState{}, &nodeState{}
+	total := make(vec, len(p.dims.names))
+	for {
+		var bestShape *shape
+		bestRatio := math.Inf(1)
+		consider := func(s *shape) {
+			if cur.value <= 0 {
+				return
+			}
+			price, _ := s.priceFor(cur.mask)
+			ratio := price / cur.value
+			// Lower price per unit of worth wins; on a tie the node holding more (fewer nodes,
+			// less DaemonSet overhead), then the cheaper shape (shapes are in price order).
+			if bestShape == nil || ratio < bestRatio*(1-1e-9) ||
+				(ratio <= bestRatio*(1+1e-9) && cur.value > best.value*(1+1e-9)) {
+				bestShape, bestRatio = s, ratio
+				best.free = append(best.free[:0], cur.free...)
+				best.mask = cur.mask
+				best.placed = append(best.placed[:0], cur.placed...)
+				best.value = cur.value
+			}
+		}
+		for _, s := range pl.shapes {
+			if !p.withinLimits(pl, s, 1) {
+				continue
+			}
+			p.fillFFD(s, rem, cur)
+			consider(s)
+			if p.fillMix(s, rem, cur, total) {
+				consider(s)
+			}
+		}
+		if bestShape == nil {
+			return out
+		}
+		// Replicate the pattern as often as the remaining pods and the limits allow.
+		k := int64(math.MaxInt64)
+		for _, x := range best.placed {
+			k = min(k, rem[x.g]/x.k)
+		}
+		k = max(k, 1)
+		k = p.limitCopies(pl, bestShape, k)
+		used := bestShape.alloc.clone()
+		used.sub(best.free)
+		for range k {
+			c := &claim{shape: bestShape, mask: best.mask, used: used.clone(), placed: slices.Clone(best.placed), value: best.value}
+			out = append(out, c)
+		}
+		for _, x := range best.placed {
+			rem[x.g] -= x.k * k
+		}
+		pl.used.addScaled(bestShape.capacity, k)
+		pl.nodesUsed += k
+	}
+}
+
+// withinLimits reports whether n more nodes of shape s keep the pool within its limits.
+func (p *problem) withinLimits(pl *pool, s *shape, n int64) bool {
+	if pl.nodeLimit >= 0 && pl.nodesUsed+n > pl.nodeLimit {
+		return false
+	}
+	for i, lim := range pl.limited {
+		if lim && pl.used[i]+n*s.capacity[i] > pl.limit[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// limitCopies caps k so that k nodes of s stay within the pool's limits (at least 1: the caller
+// checked one fits).
+func (p *problem) limitCopies(pl *pool, s *shape, k int64) int64 {
+	if pl.nodeLimit >= 0 {
+		k = min(k, pl.nodeLimit-pl.nodesUsed)
+	}
+	for i, lim := range pl.limited {
+		if lim && s.capacity[i] > 0 {
+			k = min(k, (pl.limit[i]-pl.used[i])/s.capacity[i])
+		}
+	}
+	return max(k, 1)
+}
+
+// poolFor returns the pools a group may use, in weight order.
+func (p *problem) poolsOf(g int) []*pool {
+	var out []*pool
+	for _, pl := range p.pools {
+		if p.poolOK[g][pl.idx] {
+			out = append(out, pl)
+		}
+	}
+	return out
+}
+
+// claimReqs returns the requirements a claim's pods put on its node: the pool's, narrowed by the
+// alternative each group uses on the claim's shape.
+func (p *problem) claimReqs(c *claim) nodeplan.Requirements {
+	rs := c.shape.pool.desc
+	for _, x := range c.placed {
+		e, _ := p.fit(c.shape, x.g)
+		rs = rs.Intersect(p.groups[x.g].alts[e.alt])
+	}
+	return rs
+}

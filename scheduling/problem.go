@@ -1,0 +1,242 @@
+package scheduling
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// problem is one solve's working state, built from an Input and thrown away after.
+type problem struct {
+	in     *Input
+	dims   *dims
+	groups []*group
+	pools  []*pool
+	shapes []*shape
+	bins   []*bin
+
+	daemons     []*daemon
+	daemonLists []corev1.ResourceList
+
+	// byShape lists, per shape, the groups it can take and how: fit is checked per node, but
+	// labels, taints, host ports against DaemonSets and offerings are settled here once.
+	byShape [][]fitEntry
+	fits    fitIndex
+	// poolOK[g][pool] says whether group g has any shape in the pool.
+	poolOK [][]bool
+
+	// remaining[g] counts the group's pods not placed yet.
+	remaining []int64
+	claims    []*claim
+	// unplaced groups and the pool phase that gave up on them, for explanations.
+	limitHit map[int]map[int]bool
+	// minValuesHit marks groups whose claims failed their pool's minValues.
+	minValuesHit map[int]bool
+	// growth[pool] is how far each claim's options may exceed its costed type per limited
+	// dimension (-1: unlimited).
+	growth []vec
+
+	y vec64 // the lower bound's resource prices
+}
+
+// fitEntry says group g may go on a shape, through the offerings in mask, using alternative alt
+// of its node requirements.
+type fitEntry struct {
+	g    int
+	mask uint64
+	alt  int
+}
+
+// InputError is an Input the solver cannot read: which object, and why.
+type InputError struct {
+	Object string
+	Err    error
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("scheduling: %s: %v", e.Object, e.Err) }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func newProblem(in *Input) (*problem, error) {
+	p := &problem{in: in, dims: newDims(), limitHit: map[int]map[int]bool{}}
+	var pending []*corev1.Pod
+	for _, pod := range in.Pods {
+		if pod.Spec.NodeName == "" {
+			pending = append(pending, pod)
+		}
+	}
+	p.groups = groupPods(pending, selectorKeys(in), in.VolumeZones)
+	reqLists := make([]corev1.ResourceList, len(p.groups))
+	for i, g := range p.groups {
+		reqLists[i] = nodeplan.PodRequests(g.rep)
+		p.dims.addAll(reqLists[i])
+		alts, err := podAlternatives(g.rep, in.VolumeZones[g.keys[0]])
+		if err != nil {
+			return nil, &InputError{Object: "pod " + g.keys[0], Err: err}
+		}
+		g.alts = alts
+		g.tolerations = g.rep.Spec.Tolerations
+		g.ports = podHostPorts(g.rep)
+		if g.rep.Spec.Priority != nil {
+			g.priority = *g.rep.Spec.Priority
+		}
+	}
+	if err := p.buildDaemons(in.DaemonSets); err != nil {
+		return nil, err
+	}
+	for i := range in.InstanceTypes {
+		p.dims.addAll(in.InstanceTypes[i].Capacity)
+	}
+	for _, its := range in.PoolInstanceTypes {
+		for i := range its {
+			p.dims.addAll(its[i].Capacity)
+		}
+	}
+	for i := range in.NodePools {
+		for name := range in.NodePools[i].Limits {
+			if name != nodeplan.ResourceNodes {
+				p.dims.add(name)
+			}
+		}
+	}
+	for _, n := range in.Nodes {
+		p.dims.addAll(n.Node.Status.Allocatable)
+	}
+	p.finishDaemons()
+	for i, g := range p.groups {
+		g.req = p.dims.vec(reqLists[i])
+		if g.ports != nil {
+			g.perNode = 1 // two replicas cannot bind the same host port
+		}
+	}
+	p.buildPools(in)
+	p.buildFits()
+	if err := p.buildBins(in); err != nil {
+		return nil, err
+	}
+	p.remaining = make([]int64, len(p.groups))
+	for _, g := range p.groups {
+		p.remaining[g.id] = int64(len(g.pods))
+	}
+	return p, nil
+}
+
+// selectorKeys returns the label keys some spread or affinity selector looks at: pods that
+// differ only in other labels are interchangeable.
+func selectorKeys(in *Input) []string {
+	keys := map[string]bool{}
+	visit := func(p *corev1.Pod) {
+		for _, c := range p.Spec.TopologySpreadConstraints {
+			addLabelSelectorKeys(keys, c.LabelSelector)
+			for _, k := range c.MatchLabelKeys {
+				keys[k] = true
+			}
+		}
+		if a := p.Spec.Affinity; a != nil {
+			var terms []corev1.PodAffinityTerm
+			if a.PodAffinity != nil {
+				terms = append(terms, a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
+				for _, w := range a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+					terms = append(terms, w.PodAffinityTerm)
+				}
+			}
+			if a.PodAntiAffinity != nil {
+				terms = append(terms, a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
+				for _, w := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+					terms = append(terms, w.PodAffinityTerm)
+				}
+			}
+			for _, t := range terms {
+				addLabelSelectorKeys(keys, t.LabelSelector)
+				for _, k := range t.MatchLabelKeys {
+					keys[k] = true
+				}
+				for _, k := range t.MismatchLabelKeys {
+					keys[k] = true
+				}
+			}
+		}
+	}
+	for _, p := range in.Pods {
+		visit(p)
+	}
+	for _, n := range in.Nodes {
+		for _, p := range n.Pods {
+			visit(p)
+		}
+	}
+	out := make([]string, 0, len(keys))
+	for k := range keys {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// buildFits settles, for every group and shape, whether the group may ever go there and through
+// which offerings.
+func (p *problem) buildFits() {
+	p.byShape = make([][]fitEntry, len(p.shapes))
+	p.poolOK = make([][]bool, len(p.groups))
+	for _, g := range p.groups {
+		p.poolOK[g.id] = make([]bool, len(p.pools))
+	}
+	for _, pl := range p.pools {
+		for _, g := range p.groups {
+			if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints); blocked {
+				continue
+			}
+			for _, s := range pl.shapes {
+				if !g.req.fitsIn(s.alloc) {
+					continue
+				}
+				if _, clash := portsConflict(g.ports, s.dsPorts); clash {
+					continue
+				}
+				for ai, alt := range g.alts {
+					if s.reqs.Compatible(alt) != nil {
+						continue
+					}
+					mask := offeringMask(s, alt)
+					if mask == 0 {
+						continue
+					}
+					p.byShape[s.idx] = append(p.byShape[s.idx], fitEntry{g: g.id, mask: mask, alt: ai})
+					p.poolOK[g.id][pl.idx] = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// offeringMask returns the set of the shape's offerings whose zone and capacity type rs accepts.
+func offeringMask(s *shape, rs nodeplan.Requirements) uint64 {
+	zr, hasZ := rs.Get(nodeplan.LabelZone)
+	cr, hasC := rs.Get(nodeplan.LabelCapacityType)
+	var mask uint64
+	for i, o := range s.offerings {
+		if (!hasZ || zr.Accepts(o.Zone, true)) && (!hasC || cr.Accepts(string(o.CapacityType), true)) {
+			mask |= 1 << uint(i)
+		}
+	}
+	return mask
+}
+
+func popcount(m uint64) int { return bits.OnesCount64(m) }
+
+func addLabelSelectorKeys(keys map[string]bool, sel *metav1.LabelSelector) {
+	if sel == nil {
+		return
+	}
+	for k := range sel.MatchLabels {
+		keys[k] = true
+	}
+	for _, e := range sel.MatchExpressions {
+		keys[e.Key] = true
+	}
+}

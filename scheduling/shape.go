@@ -1,0 +1,237 @@
+package scheduling
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// pool is a NodePool prepared for one solve.
+type pool struct {
+	idx int
+	np  *nodeplan.NodePool
+	// desc is what every node of the pool is: its requirements, its labels, its name.
+	desc   nodeplan.Requirements
+	shapes []*shape
+	// types are the pool's instance types, sorted by name, for explanations.
+	types []*nodeplan.InstanceType
+
+	// limited[i] says whether dimension i is limited; limit[i] is the cap; used[i] what the
+	// pool's existing nodes, in-flight claims and planned claims take. nodeLimit < 0: no cap.
+	limited   []bool
+	limit     vec
+	used      vec
+	nodeLimit int64
+	nodesUsed int64
+	// unknownLimits are limited resources no pod or type mentions; they cannot be exceeded.
+	minValues []nodeplan.Requirement
+}
+
+// shape is one instance type as a node of one pool: what it offers pods once DaemonSets are
+// subtracted, and where and how it can be bought.
+type shape struct {
+	idx  int
+	pool *pool
+	it   *nodeplan.InstanceType
+	// capacity counts against limits; alloc is what pending pods can use (allocatable minus the
+	// DaemonSet pods that will run on it).
+	capacity vec
+	alloc    vec
+	ds       vec
+	dsPorts  []hostPort
+	// reqs describes the node completely: pool requirements and labels, instance-type labels,
+	// the zones and capacity types of its offerings.
+	reqs nodeplan.Requirements
+	// offerings are the available offerings the pool allows, cheapest first (ties: zone,
+	// capacity type). At most 64, so a set of them fits in a uint64.
+	offerings []nodeplan.Offering
+	minPrice  float64
+	// narrowKeys are keys other than zone and capacity type for which reqs allows several
+	// values: pods may pin them differently, so mixing pods needs an exact check.
+	narrowKeys []string
+}
+
+const maxOfferings = 64
+
+// buildPools prepares every NodePool: its description, limits and shapes.
+func (p *problem) buildPools(in *Input) {
+	nps := make([]*nodeplan.NodePool, len(in.NodePools))
+	for i := range in.NodePools {
+		nps[i] = &in.NodePools[i]
+	}
+	slices.SortStableFunc(nps, func(a, b *nodeplan.NodePool) int {
+		return cmp.Or(cmp.Compare(b.Weight, a.Weight), strings.Compare(a.Name, b.Name))
+	})
+	for _, np := range nps {
+		pl := &pool{idx: len(p.pools), np: np, nodeLimit: -1}
+		pl.desc = np.Template.Requirements.
+			Intersect(nodeplan.RequirementsFromLabels(np.Template.Labels)).
+			Add(nodeplan.In(nodeplan.LabelNodePool, np.Name))
+		for _, r := range pl.desc.All() {
+			if r.MinValues > 0 {
+				pl.minValues = append(pl.minValues, r)
+			}
+		}
+		pl.limited = make([]bool, len(p.dims.names))
+		pl.limit = make(vec, len(p.dims.names))
+		pl.used = make(vec, len(p.dims.names))
+		for name, q := range np.Limits {
+			if name == nodeplan.ResourceNodes {
+				pl.nodeLimit = q.Value()
+				continue
+			}
+			i := p.dims.index[name]
+			pl.limited[i] = true
+			pl.limit[i] = q.MilliValue()
+		}
+		its := in.InstanceTypes
+		if own, ok := in.PoolInstanceTypes[np.Name]; ok {
+			its = own
+		}
+		for i := range its {
+			it := &its[i]
+			pl.types = append(pl.types, it)
+			if s := p.newShape(pl, it, in.DaemonSets); s != nil {
+				pl.shapes = append(pl.shapes, s)
+			}
+		}
+		slices.SortFunc(pl.types, func(a, b *nodeplan.InstanceType) int { return strings.Compare(a.Name, b.Name) })
+		// Cheapest first, so that ties in the packer's choice go to the cheaper type.
+		slices.SortStableFunc(pl.shapes, func(a, b *shape) int {
+			return cmp.Or(cmp.Compare(a.minPrice, b.minPrice), strings.Compare(a.it.Name, b.it.Name))
+		})
+		for _, s := range pl.shapes {
+			s.idx = len(p.shapes)
+			p.shapes = append(p.shapes, s)
+		}
+		p.pools = append(p.pools, pl)
+	}
+}
+
+// newShape returns the shape of it in pool pl, or nil when the pool can never launch it (its
+// labels conflict with the pool's requirements, or no offering is available and allowed).
+func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType, daemonSets []*appsv1.DaemonSet) *shape {
+	typeReqs := nodeplan.RequirementsFromLabels(it.Labels)
+	if _, ok := it.Labels[nodeplan.LabelInstanceType]; !ok {
+		typeReqs = typeReqs.Add(nodeplan.In(nodeplan.LabelInstanceType, it.Name))
+	}
+	reqs := pl.desc.Intersect(typeReqs)
+	if reqs.IsEmpty() {
+		return nil
+	}
+	var offs []nodeplan.Offering
+	for _, o := range it.Offerings {
+		if o.Available && o.Price > 0 && o.Accepts(reqs) {
+			offs = append(offs, o)
+		}
+	}
+	if len(offs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(offs, func(a, b nodeplan.Offering) int {
+		return cmp.Or(cmp.Compare(a.Price, b.Price), strings.Compare(a.Zone, b.Zone), strings.Compare(string(a.CapacityType), string(b.CapacityType)))
+	})
+	if len(offs) > maxOfferings {
+		offs = offs[:maxOfferings]
+	}
+	var zones, cts []string
+	for _, o := range offs {
+		zones = append(zones, o.Zone)
+		cts = append(cts, string(o.CapacityType))
+	}
+	reqs = reqs.Add(nodeplan.In(nodeplan.LabelZone, zones...)).Add(nodeplan.In(nodeplan.LabelCapacityType, cts...))
+	s := &shape{pool: pl, it: it, reqs: reqs, offerings: offs, minPrice: offs[0].Price}
+	s.capacity = p.dims.vec(it.Capacity)
+	s.alloc = p.dims.vec(it.Allocatable())
+	s.ds = make(vec, len(p.dims.names))
+	for _, d := range p.daemons {
+		if d.runsOn(reqs, pl.np.Template.Taints) {
+			s.ds.add(d.req)
+			s.dsPorts = append(s.dsPorts, d.ports...)
+		}
+	}
+	s.alloc.sub(s.ds)
+	for _, r := range reqs.All() {
+		if r.Key == nodeplan.LabelZone || r.Key == nodeplan.LabelCapacityType {
+			continue
+		}
+		if _, single := r.Single(); !single {
+			s.narrowKeys = append(s.narrowKeys, r.Key)
+		}
+	}
+	return s
+}
+
+// daemon is a DaemonSet's pod, prepared.
+type daemon struct {
+	name  string
+	req   vec
+	alts  []nodeplan.Requirements
+	tols  []corev1.Toleration
+	ports []hostPort
+}
+
+func (p *problem) buildDaemons(dss []*appsv1.DaemonSet) error {
+	for _, ds := range dss {
+		pod := &corev1.Pod{ObjectMeta: ds.Spec.Template.ObjectMeta, Spec: ds.Spec.Template.Spec}
+		pod.Namespace, pod.Name = ds.Namespace, ds.Name
+		alts, err := podAlternatives(pod, nil)
+		if err != nil {
+			return &InputError{Object: "DaemonSet " + ds.Namespace + "/" + ds.Name, Err: err}
+		}
+		rl := nodeplan.PodRequests(pod)
+		p.dims.addAll(rl)
+		p.daemons = append(p.daemons, &daemon{name: ds.Namespace + "/" + ds.Name, alts: alts,
+			tols: pod.Spec.Tolerations, ports: podHostPorts(pod), req: nil})
+		p.daemonLists = append(p.daemonLists, rl)
+	}
+	return nil
+}
+
+func (p *problem) finishDaemons() {
+	for i, d := range p.daemons {
+		d.req = p.dims.vec(p.daemonLists[i])
+	}
+}
+
+// runsOn reports whether the DaemonSet would run a pod on a node described by reqs with taints.
+func (d *daemon) runsOn(reqs nodeplan.Requirements, taints []corev1.Taint) bool {
+	if _, blocked := nodeplan.UntoleratedTaint(d.tols, taints); blocked {
+		return false
+	}
+	for _, a := range d.alts {
+		if reqs.Compatible(a) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// runsOnLabels is runsOn for a node whose labels are known exactly.
+func (d *daemon) runsOnLabels(labels map[string]string, taints []corev1.Taint) bool {
+	if _, blocked := nodeplan.UntoleratedTaint(d.tols, taints); blocked {
+		return false
+	}
+	for _, a := range d.alts {
+		if a.Matches(labels) {
+			return true
+		}
+	}
+	return false
+}
+
+// priceFor returns the cheapest offering in mask, and its index.
+func (s *shape) priceFor(mask uint64) (float64, int) {
+	if mask == 0 {
+		return math.Inf(1), -1
+	}
+	i := bits.TrailingZeros64(mask) // offerings are sorted by price
+	return s.offerings[i].Price, i
+}

@@ -1,0 +1,151 @@
+package scheduling
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// dims interns resource names into vector indices for one solve. Every amount is kept in
+// milli-units (resource.Quantity.MilliValue), so cpu, memory bytes, pod counts and GPUs share one
+// exact integer representation.
+type dims struct {
+	names []corev1.ResourceName
+	index map[corev1.ResourceName]int
+}
+
+// vec is an amount of every interned resource.
+type vec []int64
+
+func newDims() *dims {
+	d := &dims{index: map[corev1.ResourceName]int{}}
+	// The common dimensions first, so they sit at fixed small indices.
+	for _, n := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods} {
+		d.add(n)
+	}
+	return d
+}
+
+const (
+	dimCPU    = 0
+	dimMemory = 1
+	dimPods   = 2
+)
+
+func (d *dims) add(n corev1.ResourceName) int {
+	if i, ok := d.index[n]; ok {
+		return i
+	}
+	d.index[n] = len(d.names)
+	d.names = append(d.names, n)
+	return len(d.names) - 1
+}
+
+func (d *dims) addAll(rl corev1.ResourceList) {
+	names := make([]corev1.ResourceName, 0, len(rl))
+	for n := range rl {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		d.add(n)
+	}
+}
+
+// vec converts a resource list; names not interned are dropped (the caller interns first).
+func (d *dims) vec(rl corev1.ResourceList) vec {
+	v := make(vec, len(d.names))
+	for n, q := range rl {
+		if i, ok := d.index[n]; ok {
+			v[i] = q.MilliValue()
+		}
+	}
+	return v
+}
+
+func (d *dims) list(v vec) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for i, x := range v {
+		if x == 0 {
+			continue
+		}
+		n := d.names[i]
+		switch {
+		case n == corev1.ResourceCPU:
+			out[n] = *resource.NewMilliQuantity(x, resource.DecimalSI)
+		case x%1000 == 0 && (n == corev1.ResourceMemory || n == corev1.ResourceEphemeralStorage || isHugePages(n)):
+			out[n] = *resource.NewQuantity(x/1000, resource.BinarySI)
+		case x%1000 == 0:
+			out[n] = *resource.NewQuantity(x/1000, resource.DecimalSI)
+		default:
+			out[n] = *resource.NewMilliQuantity(x, resource.DecimalSI)
+		}
+	}
+	return out
+}
+
+func isHugePages(n corev1.ResourceName) bool {
+	return len(n) > 10 && n[:10] == "hugepages-"
+}
+
+// fitsIn reports whether a ≤ b in every dimension.
+func (a vec) fitsIn(b vec) bool {
+	for i, x := range a {
+		if x > b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (a vec) add(b vec) {
+	for i := range a {
+		a[i] += b[i]
+	}
+}
+
+func (a vec) sub(b vec) {
+	for i := range a {
+		a[i] -= b[i]
+	}
+}
+
+// addScaled adds k·b to a.
+func (a vec) addScaled(b vec, k int64) {
+	for i := range a {
+		a[i] += b[i] * k
+	}
+}
+
+// maxCopies returns how many copies of req fit into free (capped at limit).
+func maxCopies(req, free vec, limit int64) int64 {
+	k := limit
+	for i, r := range req {
+		if r <= 0 {
+			if free[i] < 0 {
+				return 0
+			}
+			continue
+		}
+		if c := free[i] / r; c < k {
+			k = c
+		}
+		if k <= 0 {
+			return 0
+		}
+	}
+	return k
+}
+
+func (a vec) clone() vec { return slices.Clone(a) }
+
+// nonNegative floors every amount at zero.
+func (a vec) nonNegative() vec {
+	for i := range a {
+		if a[i] < 0 {
+			a[i] = 0
+		}
+	}
+	return a
+}
