@@ -1,0 +1,380 @@
+package check
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// The rules here judge the final placement. A plan is valid when some order of placing its
+// pods one at a time would pass kube-scheduler's filters; for spread and affinity that comes
+// down to the final counts, as each function's comment explains.
+
+// spreadID identifies equal constraints of pods in one namespace.
+func spreadID(ns string, tsc corev1.TopologySpreadConstraint, sel labels.Selector) string {
+	minDomains := int32(1)
+	if tsc.MinDomains != nil {
+		minDomains = *tsc.MinDomains
+	}
+	aff, taints := corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicyIgnore
+	if tsc.NodeAffinityPolicy != nil {
+		aff = *tsc.NodeAffinityPolicy
+	}
+	if tsc.NodeTaintsPolicy != nil {
+		taints = *tsc.NodeTaintsPolicy
+	}
+	return fmt.Sprintf("%s|%s|%d|%d|%s|%s|%s", ns, tsc.TopologyKey, tsc.MaxSkew, minDomains, aff, taints, sel.String())
+}
+
+// spreadCarriers maps each placed pending pod to the ids of its DoNotSchedule constraints.
+func (c *checker) spreadCarriers() map[*corev1.Pod]map[string]bool {
+	out := map[*corev1.Pod]map[string]bool{}
+	for p := range c.where {
+		for _, tsc := range p.Spec.TopologySpreadConstraints {
+			if tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
+				continue
+			}
+			sel, err := selectorWithKeys(tsc.LabelSelector, p, tsc.MatchLabelKeys, nil)
+			if err != nil {
+				continue
+			}
+			if out[p] == nil {
+				out[p] = map[string]bool{}
+			}
+			out[p][spreadID(p.Namespace, tsc, sel)] = true
+		}
+	}
+	return out
+}
+
+// topologySpread checks DoNotSchedule constraints with kube-scheduler's semantics: a domain
+// is a value of the topology key on an eligible node (nodeAffinityPolicy Honor and
+// nodeTaintsPolicy Ignore by default) — and, for zones, also a zone some pool could launch an
+// eligible node into; the global minimum is 0 when there are fewer domains than minDomains.
+//
+// Counted are the running pods that match the selector in the pod's namespace, and the placed
+// pending pods that match it and carry the same constraint. For those, every domain holding one
+// must end within maxSkew of the final minimum: each such pod had to be within maxSkew when
+// placed, and counts only grow. Placed pods that match without carrying the constraint are not
+// counted, since they could have been placed after the ones that carry it.
+func (c *checker) topologySpread() {
+	carriers := c.spreadCarriers()
+	reported := map[string]bool{}
+	for _, t := range c.all {
+		for _, p := range t.pods {
+			for _, tsc := range p.Spec.TopologySpreadConstraints {
+				if tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
+					continue
+				}
+				c.checkSpread(p, t, tsc, carriers, reported)
+			}
+		}
+	}
+}
+
+func (c *checker) checkSpread(p *corev1.Pod, t *target, tsc corev1.TopologySpreadConstraint, carriers map[*corev1.Pod]map[string]bool, reported map[string]bool) {
+	who := podDesc(nodeplan.PodKey(p))
+	sel, err := selectorWithKeys(tsc.LabelSelector, p, tsc.MatchLabelKeys, nil)
+	if err != nil {
+		c.fail(RuleTopologySpread, who, "has an invalid selector: %v", err)
+		return
+	}
+	id := spreadID(p.Namespace, tsc, sel)
+	key := tsc.TopologyKey
+	d, ok := t.labels[key]
+	if !ok {
+		c.fail(RuleTopologySpread, who, "is on %s, which has no %s label for its spread constraint", t.desc, key)
+		return
+	}
+	honorAff := tsc.NodeAffinityPolicy == nil || *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
+	honorTaints := tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
+	eligible := func(lbls map[string]string, name string, taints []corev1.Taint) bool {
+		if _, ok := lbls[key]; !ok {
+			return false
+		}
+		if honorAff {
+			if ok, _ := matchNode(p, name, lbls); !ok {
+				return false
+			}
+		}
+		if honorTaints {
+			if _, bad := untolerated(p.Spec.Tolerations, taints); bad {
+				return false
+			}
+		}
+		return true
+	}
+	counts := map[string]int{}
+	for _, t2 := range c.all {
+		if !eligible(t2.labels, t2.name, t2.taints) {
+			continue
+		}
+		v := t2.labels[key]
+		n := counts[v]
+		for _, q := range t2.bound {
+			if q.DeletionTimestamp == nil && q.Namespace == p.Namespace && sel.Matches(labels.Set(q.Labels)) {
+				n++
+			}
+		}
+		for _, q := range t2.pods {
+			if q.Namespace == p.Namespace && carriers[q][id] && sel.Matches(labels.Set(q.Labels)) {
+				n++
+			}
+		}
+		counts[v] = n
+	}
+	if key == nodeplan.LabelZone {
+		for _, z := range c.launchableZones(p, honorAff, honorTaints) {
+			counts[z] += 0
+		}
+	}
+	self := counts[d]
+	if !eligible(t.labels, t.name, t.taints) && sel.Matches(labels.Set(p.Labels)) {
+		self++
+	}
+	minDomains := 1
+	if tsc.MinDomains != nil {
+		minDomains = int(*tsc.MinDomains)
+	}
+	lowest, lowestAt := 0, ""
+	if len(counts) >= minDomains {
+		first := true
+		for _, v := range slices.Sorted(maps.Keys(counts)) {
+			if first || counts[v] < lowest {
+				lowest, lowestAt, first = counts[v], v, false
+			}
+		}
+	}
+	if skew := self - lowest; skew > int(tsc.MaxSkew) {
+		if reported[id+"\x00"+d] {
+			return
+		}
+		reported[id+"\x00"+d] = true
+		at := "fewer domains than minDomains"
+		if lowestAt != "" {
+			at = fmt.Sprintf("%s=%s", key, lowestAt)
+		}
+		c.fail(RuleTopologySpread, who, "on %s: %s=%s has %d matching pods, the minimum is %d (%s): skew %d > maxSkew %d (domains %v)",
+			t.desc, key, d, self, lowest, at, skew, tsc.MaxSkew, fmtCounts(counts))
+	}
+}
+
+func fmtCounts(counts map[string]int) string {
+	s := ""
+	for i, k := range slices.Sorted(maps.Keys(counts)) {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%s:%d", k, counts[k])
+	}
+	return "[" + s + "]"
+}
+
+// launchableZones are the zones some pool could launch a node into that is eligible for the
+// pod's spread: an available offering of a type in the pool's catalog that the pool's
+// requirements allow — and, as the policies say, the pod's node affinity and tolerations.
+func (c *checker) launchableZones(p *corev1.Pod, honorAff, honorTaints bool) []string {
+	zones := map[string]bool{}
+	for i := range c.in.NodePools {
+		np := &c.in.NodePools[i]
+		if honorTaints {
+			if _, bad := untolerated(p.Spec.Tolerations, np.Template.Taints); bad {
+				continue
+			}
+		}
+		its := c.catalog(np.Name)
+		for j := range its {
+			it := &its[j]
+			for _, o := range it.Offerings {
+				if !o.Available || zones[o.Zone] {
+					continue
+				}
+				lbls := maps.Clone(np.Template.Labels)
+				if lbls == nil {
+					lbls = map[string]string{}
+				}
+				maps.Copy(lbls, it.Labels)
+				lbls[nodeplan.LabelInstanceType] = it.Name
+				lbls[nodeplan.LabelZone] = o.Zone
+				lbls[nodeplan.LabelCapacityType] = string(o.CapacityType)
+				lbls[nodeplan.LabelNodePool] = np.Name
+				if !np.Template.Requirements.Matches(lbls) {
+					continue
+				}
+				if honorAff {
+					if ok, _ := matchNode(p, "", lbls); !ok {
+						continue
+					}
+				}
+				zones[o.Zone] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(zones))
+}
+
+type located struct {
+	pod *corev1.Pod
+	t   *target
+}
+
+// podAffinity checks required pod affinity and anti-affinity.
+//
+// Anti-affinity is symmetric in the final state: no pod may share a domain with a pod its
+// required anti-affinity selects, whether the incoming pod carries the term or a running pod
+// does (kube-scheduler checks both directions).
+//
+// Affinity: each pending pod carrying a term needs, in its own domain, a running pod the term
+// selects, or a placed pod the term selects that does not carry the term (which could have
+// been placed first). Otherwise its domain must be the single one where the term bootstraps:
+// no running pod anywhere matches the term, and a pod there matches its own term.
+func (c *checker) podAffinity() {
+	var running, everyone []located
+	for _, t := range c.all {
+		for _, q := range t.bound {
+			running = append(running, located{q, t})
+		}
+	}
+	everyone = slices.Clone(running)
+	var incoming []located
+	for _, t := range c.all {
+		for _, p := range t.pods {
+			incoming = append(incoming, located{p, t})
+		}
+	}
+	everyone = append(everyone, incoming...)
+
+	type group struct {
+		term     podTerm
+		carriers []located
+	}
+	groups := map[string]*group{}
+	carries := map[*corev1.Pod]map[string]bool{}
+	for _, in := range incoming {
+		p, t := in.pod, in.t
+		who := podDesc(nodeplan.PodKey(p))
+		aff, anti := requiredAffinity(p)
+		for _, raw := range anti {
+			term, err := resolveTerm(p, raw, c.in.Namespaces)
+			if err != nil {
+				c.fail(RulePodAntiAffinity, who, "has an invalid anti-affinity term: %v", err)
+				continue
+			}
+			d, ok := t.labels[term.key]
+			if !ok {
+				continue
+			}
+			for _, q := range everyone {
+				if q.pod == p || !term.matches(q.pod) {
+					continue
+				}
+				if v, ok := q.t.labels[term.key]; ok && v == d {
+					c.fail(RulePodAntiAffinity, who, "on %s shares %s=%s with pod %s (on %s), which its anti-affinity selects",
+						t.desc, term.key, d, nodeplan.PodKey(q.pod), q.t.desc)
+					break
+				}
+			}
+		}
+		for _, raw := range aff {
+			term, err := resolveTerm(p, raw, c.in.Namespaces)
+			if err != nil {
+				c.fail(RulePodAffinity, who, "has an invalid affinity term: %v", err)
+				continue
+			}
+			g := groups[term.id]
+			if g == nil {
+				g = &group{term: term}
+				groups[term.id] = g
+			}
+			g.carriers = append(g.carriers, in)
+			if carries[p] == nil {
+				carries[p] = map[string]bool{}
+			}
+			carries[p][term.id] = true
+		}
+	}
+
+	// Running pods' anti-affinity against the pods placed near them.
+	for _, r := range running {
+		_, anti := requiredAffinity(r.pod)
+		for _, raw := range anti {
+			term, err := resolveTerm(r.pod, raw, c.in.Namespaces)
+			if err != nil {
+				continue
+			}
+			d, ok := r.t.labels[term.key]
+			if !ok {
+				continue
+			}
+			for _, in := range incoming {
+				if v, ok := in.t.labels[term.key]; ok && v == d && term.matches(in.pod) {
+					c.fail(RulePodAntiAffinity, podDesc(nodeplan.PodKey(in.pod)), "on %s shares %s=%s with running pod %s (on %s), whose anti-affinity selects it",
+						in.t.desc, term.key, d, nodeplan.PodKey(r.pod), r.t.desc)
+				}
+			}
+		}
+	}
+
+	for _, id := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[id]
+		key := g.term.key
+		anyRunning := false
+		supported := map[string]bool{}
+		for _, r := range running {
+			if !g.term.matches(r.pod) {
+				continue
+			}
+			anyRunning = true
+			if v, ok := r.t.labels[key]; ok {
+				supported[v] = true
+			}
+		}
+		for _, in := range incoming {
+			if carries[in.pod][id] || !g.term.matches(in.pod) {
+				continue
+			}
+			if v, ok := in.t.labels[key]; ok {
+				supported[v] = true
+			}
+		}
+		// Domains whose carriers need the term to bootstrap, and whether one of them can.
+		boot := map[string]bool{}
+		for _, cr := range g.carriers {
+			who := podDesc(nodeplan.PodKey(cr.pod))
+			d, ok := cr.t.labels[key]
+			if !ok {
+				c.fail(RulePodAffinity, who, "is on %s, which has no %s label for its pod affinity", cr.t.desc, key)
+				continue
+			}
+			if supported[d] {
+				continue
+			}
+			if anyRunning {
+				c.fail(RulePodAffinity, who, "on %s: no pod its affinity selects is in %s=%s", cr.t.desc, key, d)
+				continue
+			}
+			boot[d] = boot[d] || g.term.matches(cr.pod)
+		}
+		first := true
+		for _, d := range slices.Sorted(maps.Keys(boot)) {
+			if boot[d] && first {
+				first = false
+				continue
+			}
+			for _, cr := range g.carriers {
+				if v, ok := cr.t.labels[key]; ok && v == d {
+					why := "no pod there matches the term, so it cannot start the group"
+					if boot[d] {
+						why = "the group already started in another domain"
+					}
+					c.fail(RulePodAffinity, podDesc(nodeplan.PodKey(cr.pod)), "on %s: no pod its affinity selects is in %s=%s, and %s", cr.t.desc, key, d, why)
+				}
+			}
+		}
+	}
+}
