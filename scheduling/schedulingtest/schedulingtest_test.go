@@ -70,9 +70,9 @@ func TestBaselines(t *testing.T) {
 			ffd: 0.10, opt: 0.10,
 		},
 		{
-			name:     "too big for any type",
-			in:       scheduling.Input{Pods: []*corev1.Pod{pod("a", "1"), pod("huge", "20")}, NodePools: pool, InstanceTypes: catalog()},
-			ffd:      0.10, opt: 0.10,
+			name: "too big for any type",
+			in:   scheduling.Input{Pods: []*corev1.Pod{pod("a", "1"), pod("huge", "20")}, NodePools: pool, InstanceTypes: catalog()},
+			ffd:  0.10, opt: 0.10,
 			unplaced: []string{"default/huge"},
 		},
 		{
