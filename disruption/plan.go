@@ -1,0 +1,274 @@
+package disruption
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/scheduling"
+)
+
+// Plan decides one pass: which nodes to delete or replace and why every other managed node
+// stays. It is pure: it reads in, never modifies it, and equal inputs give results cmp.Diff finds
+// equal. The error is non-nil only for invalid input (see [Input.Validate]) or when ctx ends;
+// then the Result is empty.
+func Plan(ctx context.Context, in Input) (Result, error) {
+	if err := in.Validate(); err != nil {
+		return Result{}, err
+	}
+	p := newPlanner(ctx, &in)
+	if err := p.run(); err != nil {
+		return Result{}, err
+	}
+	return p.result(), nil
+}
+
+// buckets sorts the managed nodes by what may happen to them this pass.
+type buckets struct {
+	interrupted, expired, drifted, empty, consolidate []*nstate
+}
+
+func (p *planner) run() error {
+	if err := p.reservePending(); err != nil {
+		return err
+	}
+	b := p.classify()
+	steps := []func(*buckets) error{p.interruption, p.expiration, p.emptiness, p.drift, p.consolidation}
+	for _, step := range steps {
+		if err := step(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reservePending places the pending pods first, as the scheduler would, so consolidation does
+// not count on the room they will take; nodes they land on count as nominated.
+func (p *planner) reservePending() error {
+	if len(p.in.Pending) == 0 {
+		return nil
+	}
+	if err := p.ctx.Err(); err != nil {
+		return fmt.Errorf("disruption: %w", err)
+	}
+	var nodes []scheduling.Node
+	for _, s := range p.nodes {
+		if s.dest {
+			nodes = append(nodes, s.sched)
+		}
+	}
+	p.sims++
+	res, err := scheduling.Solve(p.ctx, scheduling.Input{
+		Pods: p.in.Pending, NodePools: p.in.NodePools, InstanceTypes: p.in.InstanceTypes,
+		PoolInstanceTypes: p.in.PoolInstanceTypes, DaemonSets: p.in.DaemonSets, Nodes: nodes,
+		Namespaces: p.in.Namespaces, VolumeZones: p.in.VolumeZones, Options: p.opts.Scheduling,
+	})
+	if err != nil {
+		return fmt.Errorf("disruption: placing pending pods: %w", err)
+	}
+	byKey := map[string]*corev1.Pod{}
+	for _, pod := range p.in.Pending {
+		byKey[nodeplan.PodKey(pod)] = pod
+	}
+	for _, pl := range res.Existing {
+		s := p.byName[pl.Name]
+		if s == nil || len(pl.Pods) == 0 {
+			continue
+		}
+		pods := make([]*corev1.Pod, 0, len(pl.Pods))
+		for _, k := range pl.Pods {
+			if pod := byKey[k]; pod != nil {
+				pods = append(pods, pod)
+			}
+		}
+		p.place(s, pods)
+		s.receives = false
+		s.nominated = pl.Pods[0]
+	}
+	return nil
+}
+
+// classify gives every managed node its bucket or its blocker.
+func (p *planner) classify() *buckets {
+	b := &buckets{}
+	for _, s := range p.nodes {
+		n := s.in
+		if n.NodePool == "" {
+			continue
+		}
+		if s.pool == nil {
+			s.blocked = &Blocked{Code: CodeNoNodePool, Object: n.NodePool, Message: fmt.Sprintf(
+				"NodePool %s is not in the input, so its disruption settings are unknown", n.NodePool)}
+			continue
+		}
+		if n.Disrupting {
+			s.blocked = &Blocked{Code: CodeDisrupting, Message: "the node is already being disrupted; it counts against its pool's budgets until it is gone"}
+			continue
+		}
+		if n.Interruption != nil {
+			s.dest = false
+			b.interrupted = append(b.interrupted, s)
+			continue
+		}
+		if p.expired(s) {
+			s.dest = false
+			b.expired = append(b.expired, s)
+			continue
+		}
+		if n.Initialized.IsZero() {
+			s.blocked = &Blocked{Code: CodeNotInitialized, Message: "the node has not finished initializing; it is disrupted only once it has"}
+			continue
+		}
+		if n.Nominated {
+			s.blocked = &Blocked{Code: CodeNominated, Message: "the node is nominated for a pending pod"}
+			continue
+		}
+		if s.nominated != "" {
+			s.blocked = &Blocked{Code: CodeNominated, Object: s.nominated, Message: fmt.Sprintf(
+				"pending pod %s would be scheduled onto the node's free room", s.nominated)}
+			continue
+		}
+		if nodeplan.NodeDoNotDisrupt(n.Node.Annotations) {
+			s.blocked = &Blocked{Code: CodeDoNotDisruptNode, Message: fmt.Sprintf(
+				"the node is annotated %s: \"true\"; remove the annotation to let it be disrupted", nodeplan.AnnotationDoNotDisrupt)}
+			continue
+		}
+		if n.Drift != "" {
+			s.dest = false // pods moved onto a drifted node would move again
+			b.drifted = append(b.drifted, s)
+			continue
+		}
+		after := s.pool.Disruption.ConsolidateAfter
+		if after == nodeplan.Never {
+			s.blocked = &Blocked{Code: CodeConsolidationDisabled, Object: s.pool.Name, Message: fmt.Sprintf(
+				"NodePool %s has consolidateAfter: Never", s.pool.Name)}
+			continue
+		}
+		since := n.Initialized
+		if n.LastPodEvent.After(since) {
+			since = n.LastPodEvent
+		}
+		if wait := since.Add(after).Sub(p.now); wait > 0 {
+			s.blocked = &Blocked{Code: CodeConsolidateAfter, Object: s.pool.Name, Message: fmt.Sprintf(
+				"a pod was scheduled or removed %s ago; NodePool %s waits consolidateAfter %s, %s more",
+				p.now.Sub(since).Round(time.Second), s.pool.Name, after, wait.Round(time.Second))}
+			continue
+		}
+		if len(s.movable) == 0 {
+			b.empty = append(b.empty, s)
+			continue
+		}
+		if s.pool.Disruption.Policy() == nodeplan.ConsolidateWhenEmpty {
+			s.blocked = &Blocked{Code: CodeWhenEmpty, Object: s.pool.Name, Message: fmt.Sprintf(
+				"NodePool %s consolidates only empty nodes (WhenEmpty) and the node runs %d pods", s.pool.Name, len(s.movable))}
+			continue
+		}
+		if bl := p.podBlocker(s); bl != nil {
+			s.blocked = bl
+			continue
+		}
+		b.consolidate = append(b.consolidate, s)
+	}
+	return b
+}
+
+func (p *planner) expired(s *nstate) bool {
+	ea := s.pool.Template.ExpireAfter
+	if ea <= 0 || ea == nodeplan.Never || s.in.Created.IsZero() {
+		return false
+	}
+	return !p.now.Before(s.in.Created.Add(ea))
+}
+
+// podBlocker returns why the node's pods keep graceful disruption away: an active
+// do-not-disrupt, a pod nothing would recreate, or a PDB that cannot take all its evictions.
+func (p *planner) podBlocker(s *nstate) *Blocked {
+	for _, pod := range s.movable {
+		if nodeplan.DoNotDisrupt(pod, p.now) {
+			v := pod.Annotations[nodeplan.AnnotationDoNotDisrupt]
+			msg := fmt.Sprintf("pod %s is annotated %s: %q", nodeplan.PodKey(pod), nodeplan.AnnotationDoNotDisrupt, v)
+			if d, err := time.ParseDuration(strings.TrimSpace(v)); err == nil {
+				start := pod.CreationTimestamp.Time
+				if pod.Status.StartTime != nil {
+					start = pod.Status.StartTime.Time
+				}
+				msg += fmt.Sprintf(", which protects it until %s", start.Add(d).UTC().Format(time.RFC3339))
+			}
+			return &Blocked{Code: CodeDoNotDisruptPod, Object: nodeplan.PodKey(pod), Message: msg}
+		}
+	}
+	if !p.opts.AllowUnownedPods {
+		for _, pod := range s.movable {
+			if !owned(pod) {
+				return &Blocked{Code: CodeUnreschedulable, Object: nodeplan.PodKey(pod), Message: fmt.Sprintf(
+					"pod %s has no controller to recreate it after eviction; give it one, or set Options.AllowUnownedPods", nodeplan.PodKey(pod))}
+			}
+		}
+	}
+	need, bl := p.pdbs.need(s.movable)
+	if bl != nil {
+		return bl
+	}
+	if bl := p.pdbs.check(need); bl != nil {
+		return bl
+	}
+	return nil
+}
+
+// eventual reports whether drift on the node's pool ignores pod blockers: Karpenter's rule for
+// pools with a terminationGracePeriod, which bounds the drain instead.
+func eventual(s *nstate) bool { return s.pool.Template.TerminationGracePeriod > 0 }
+
+// result assembles the Result: the commands, and a blocker for every managed node not in one.
+func (p *planner) result() Result {
+	r := Result{Commands: p.commands, Simulations: p.sims}
+	for _, c := range p.commands {
+		r.Savings += c.Savings
+	}
+	for _, s := range p.nodes {
+		if s.in.NodePool == "" || s.gone {
+			continue
+		}
+		bl := s.blocked
+		if bl == nil {
+			bl = &Blocked{Code: CodeNotEvaluated, Message: "the pass ran out of simulations before it reached this node; a later pass will"}
+		}
+		b := *bl
+		b.Node, b.NodePool = s.name, s.in.NodePool
+		r.Blocked = append(r.Blocked, b)
+	}
+	return r
+}
+
+// commit adds a command for set and updates the pass: the nodes go, moved pods take room on
+// their destinations (which must then stay). Budgets and PDB allowances are the caller's.
+func (p *planner) commit(c Command, set []*nstate) {
+	byKey := map[string]*corev1.Pod{}
+	for _, s := range set {
+		s.gone = true
+		for _, pod := range s.movable {
+			byKey[nodeplan.PodKey(pod)] = pod
+			if interPod(pod) {
+				p.interPodMvd = true
+			}
+		}
+	}
+	for _, pl := range c.Moves {
+		if dst := p.byName[pl.Name]; dst != nil {
+			pods := make([]*corev1.Pod, 0, len(pl.Pods))
+			for _, k := range pl.Pods {
+				if pod := byKey[k]; pod != nil {
+					pods = append(pods, pod)
+				}
+			}
+			p.place(dst, pods)
+			dst.changedAt = p.version + 1
+		}
+	}
+	p.version++
+	p.commands = append(p.commands, c)
+}

@@ -1,0 +1,124 @@
+package disruption
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan/scheduling"
+)
+
+// simulation is what the solver says would happen to the pods of a set of nodes.
+type simulation struct {
+	pods   []*corev1.Pod // the pods that move, as given to the solver
+	result scheduling.Result
+}
+
+// canSimulate reports whether the pass may run another simulation.
+func (p *planner) canSimulate() bool { return p.sims < p.maxSims }
+
+// simulate asks the solver where the movable pods of set would go if set were removed: onto the
+// nodes that stay (their free room net of everything bound and already moved this pass) or onto
+// new nodes from the NodePools. Nodes that are going, disrupting or not initialized take nothing.
+func (p *planner) simulate(set []*nstate) (simulation, error) {
+	if err := p.ctx.Err(); err != nil {
+		return simulation{}, fmt.Errorf("disruption: %w", err)
+	}
+	in := set
+	var pods, orig []*corev1.Pod
+	for _, s := range set {
+		orig = append(orig, s.movable...)
+		for _, pod := range s.movable {
+			q := *pod
+			q.Spec.NodeName = ""
+			pods = append(pods, &q)
+		}
+	}
+	sim := simulation{pods: pods}
+	if len(pods) == 0 {
+		return sim, nil
+	}
+	p.sims++
+	skip := make(map[*nstate]bool, len(in))
+	for _, s := range in {
+		skip[s] = true
+	}
+	shapes := minimalShapes(p, orig)
+	var nodes []scheduling.Node
+	for _, s := range p.nodes {
+		if !s.dest || s.gone || skip[s] {
+			continue
+		}
+		if len(s.sched.Pods) == 0 && !fitsAny(s.free, shapes) {
+			continue // no pod of the set fits, and nothing on it matters to the rest
+		}
+		nodes = append(nodes, s.sched)
+	}
+	res, err := scheduling.Solve(p.ctx, scheduling.Input{
+		Pods:              pods,
+		NodePools:         p.in.NodePools,
+		InstanceTypes:     p.in.InstanceTypes,
+		PoolInstanceTypes: p.in.PoolInstanceTypes,
+		DaemonSets:        p.in.DaemonSets,
+		Nodes:             nodes,
+		Namespaces:        p.in.Namespaces,
+		VolumeZones:       p.in.VolumeZones,
+		Options:           p.opts.Scheduling,
+	})
+	if err != nil {
+		return simulation{}, fmt.Errorf("disruption: simulating %s: %w", names(set), err)
+	}
+	sim.result = res
+	return sim, nil
+}
+
+// minimalShapes returns the pods' distinct requests that no other request is below in every
+// dimension: a node that fits none of them fits none of the pods.
+func minimalShapes(p *planner, pods []*corev1.Pod) []vec {
+	var out []vec
+	seen := map[vec]bool{}
+	for _, pod := range pods {
+		v := toVec(p.podRequests(pod))
+		v.pods = max(v.pods, 1)
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		dominated := false
+		for _, o := range out {
+			if o.leq(v) {
+				dominated = true
+				break
+			}
+		}
+		if dominated {
+			continue
+		}
+		kept := out[:0]
+		for _, o := range out {
+			if !v.leq(o) {
+				kept = append(kept, o)
+			}
+		}
+		out = append(kept, v)
+	}
+	return out
+}
+
+func fitsAny(free vec, shapes []vec) bool {
+	for _, s := range shapes {
+		if s.leq(free) {
+			return true
+		}
+	}
+	return false
+}
+
+func names(set []*nstate) string {
+	out := make([]string, len(set))
+	for i, s := range set {
+		out[i] = s.name
+	}
+	sortStrings(out)
+	return joinSorted(out)
+}

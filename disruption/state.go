@@ -1,0 +1,341 @@
+package disruption
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/scheduling"
+)
+
+// vec is the part of a resource list the planner's cheap screens look at.
+type vec struct{ cpu, mem, pods int64 }
+
+func toVec(rl corev1.ResourceList) vec {
+	var v vec
+	if q, ok := rl[corev1.ResourceCPU]; ok {
+		v.cpu = q.MilliValue()
+	}
+	if q, ok := rl[corev1.ResourceMemory]; ok {
+		v.mem = q.Value()
+	}
+	if q, ok := rl[corev1.ResourcePods]; ok {
+		v.pods = q.Value()
+	}
+	return v
+}
+
+func (v vec) add(o vec) vec        { return vec{v.cpu + o.cpu, v.mem + o.mem, v.pods + o.pods} }
+func (v vec) sub(o vec) vec        { return vec{v.cpu - o.cpu, v.mem - o.mem, v.pods - o.pods} }
+func (v vec) fits(in vec) bool     { return v.cpu <= in.cpu && v.mem <= in.mem && v.pods <= in.pods }
+func (v vec) anyNegative() bool    { return v.cpu < 0 || v.mem < 0 || v.pods < 0 }
+func (v vec) leq(o vec) bool       { return v.cpu <= o.cpu && v.mem <= o.mem && v.pods <= o.pods }
+func (v vec) zeroFloor() vec       { return vec{max(v.cpu, 0), max(v.mem, 0), max(v.pods, 0)} }
+func (v vec) isZero() bool         { return v == vec{} }
+func (v vec) cpuCores() float64    { return float64(v.cpu) / 1000 }
+func (v vec) memGiB() float64      { return float64(v.mem) / (1 << 30) }
+func (v vec) String() string       { return formatVec(v) }
+func sortStrings(s []string)       { slices.Sort(s) }
+func joinSorted(s []string) string { return strings.Join(s, ", ") }
+
+// nstate is one node during a pass.
+type nstate struct {
+	in    *Node
+	name  string
+	pool  *nodeplan.NodePool // nil when unmanaged or the pool is missing
+	price float64
+
+	movable    []*corev1.Pod // evicted when the node goes
+	req        vec           // Σ requests of movable
+	disruption float64
+
+	sched     scheduling.Node // the simulation's view: allocatable already net of bound pods
+	free      vec
+	receives  bool // took pods this pass, so it must stay
+	changedAt int  // planner.version when it last took pods
+
+	dest      bool // may take pods: initialized, not disrupting, not going away
+	gone      bool // in a command
+	nominated string
+	blocked   *Blocked
+}
+
+// planner is one pass. It is used by one goroutine and dropped after Plan returns.
+type planner struct {
+	ctx   context.Context
+	in    *Input
+	opts  Options
+	now   time.Time
+	pools map[string]*nodeplan.NodePool
+
+	nodes  []*nstate // sorted by name
+	byName map[string]*nstate
+
+	budgets *budgets
+	pdbs    *pdbSet
+
+	selectors   []labels.Selector // from the inter-pod terms of pods that may move
+	types       map[string]map[string]*nodeplan.InstanceType
+	lbCPU       float64 // least $/h per allocatable core in the catalog
+	lbMem       float64 // least $/h per allocatable GiB
+	requests    map[*corev1.Pod]corev1.ResourceList
+	version     int  // bumped by every commit that changes where pods can go
+	interPodMvd bool // a committed move carried pods with inter-pod terms
+
+	sims     int
+	maxSims  int
+	commands []Command
+	claimSeq int
+}
+
+func newPlanner(ctx context.Context, in *Input) *planner {
+	p := &planner{ctx: ctx, in: in, opts: in.Options, now: in.Now, pools: map[string]*nodeplan.NodePool{},
+		byName: map[string]*nstate{}, types: map[string]map[string]*nodeplan.InstanceType{},
+		requests: map[*corev1.Pod]corev1.ResourceList{}, maxSims: in.Options.maxSimulations()}
+	for i := range in.NodePools {
+		p.pools[in.NodePools[i].Name] = &in.NodePools[i]
+	}
+	p.budgets = newBudgets(in.Now, p.pools, in.Nodes)
+
+	var all []*corev1.Pod
+	for i := range in.Nodes {
+		all = append(all, in.Nodes[i].Pods...)
+	}
+	all = append(all, in.Pending...)
+	p.pdbs = newPDBSet(in.PDBs, all)
+	p.selectors = interPodSelectors(all)
+
+	for i := range in.Nodes {
+		n := &in.Nodes[i]
+		s := &nstate{in: n, name: n.Name(), pool: p.pools[n.NodePool]}
+		s.price = p.nodePrice(n)
+		used := corev1.ResourceList{}
+		var kept []*corev1.Pod
+		for _, pod := range n.Pods {
+			if terminal(pod) {
+				continue
+			}
+			used = nodeplan.AddResources(used, p.podRequests(pod))
+			if movable(pod) {
+				s.movable = append(s.movable, pod)
+			}
+			if p.relevant(pod) {
+				kept = append(kept, pod)
+			}
+		}
+		for _, pod := range s.movable {
+			s.req = s.req.add(toVec(p.podRequests(pod)))
+		}
+		s.disruption = disruptionCost(s.movable)
+		node := *n.Node
+		node.Status.Allocatable = nodeplan.SubtractResources(n.Node.Status.Allocatable, used)
+		s.sched = scheduling.Node{Node: &node, Pods: kept, AttachLimit: n.AttachLimit, VolumeCount: n.VolumeCount}
+		s.free = toVec(node.Status.Allocatable)
+		s.dest = !n.Initialized.IsZero() && !n.Disrupting && n.Interruption == nil
+		p.nodes = append(p.nodes, s)
+	}
+	slices.SortFunc(p.nodes, func(a, b *nstate) int { return strings.Compare(a.name, b.name) })
+	for _, s := range p.nodes {
+		p.byName[s.name] = s
+	}
+	p.lbCPU, p.lbMem = p.resourcePrices()
+	return p
+}
+
+func (p *planner) podRequests(pod *corev1.Pod) corev1.ResourceList {
+	if r, ok := p.requests[pod]; ok {
+		return r
+	}
+	r := nodeplan.PodRequests(pod)
+	p.requests[pod] = r
+	return r
+}
+
+// interPodSelectors collects the label selectors of every inter-pod term of the pods: a bound
+// pod matching none of them cannot affect where a moved pod may go, so simulations leave it out
+// and keep only its requests.
+func interPodSelectors(pods []*corev1.Pod) []labels.Selector {
+	seen := map[string]bool{}
+	var out []labels.Selector
+	add := func(ls *metav1.LabelSelector) {
+		if ls == nil {
+			return
+		}
+		k := ls.String()
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		if sel, err := metav1.LabelSelectorAsSelector(ls); err == nil {
+			out = append(out, sel)
+		} else {
+			out = append(out, labels.Everything())
+		}
+	}
+	terms := func(ts []corev1.PodAffinityTerm) {
+		for i := range ts {
+			add(ts[i].LabelSelector)
+		}
+	}
+	weighted := func(ts []corev1.WeightedPodAffinityTerm) {
+		for i := range ts {
+			add(ts[i].PodAffinityTerm.LabelSelector)
+		}
+	}
+	for _, p := range pods {
+		if !movable(p) {
+			continue
+		}
+		for i := range p.Spec.TopologySpreadConstraints {
+			add(p.Spec.TopologySpreadConstraints[i].LabelSelector)
+		}
+		if a := p.Spec.Affinity; a != nil {
+			if a.PodAffinity != nil {
+				terms(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
+				weighted(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+			}
+			if a.PodAntiAffinity != nil {
+				terms(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
+				weighted(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+			}
+		}
+	}
+	return out
+}
+
+// relevant reports whether a bound pod can affect where moved pods go beyond the room it takes:
+// it matches an inter-pod selector, has its own anti-affinity (which repels newcomers), or holds a
+// host port.
+func (p *planner) relevant(pod *corev1.Pod) bool {
+	if !active(pod) {
+		return false
+	}
+	if a := pod.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+		return true
+	}
+	if hostPorts(pod) {
+		return true
+	}
+	if len(p.selectors) == 0 {
+		return false
+	}
+	set := labels.Set(pod.Labels)
+	for _, s := range p.selectors {
+		if s.Matches(set) {
+			return true
+		}
+	}
+	return false
+}
+
+// place records pods moved onto node s: its free room shrinks, and pods that matter to
+// inter-pod terms join its view.
+func (p *planner) place(s *nstate, pods []*corev1.Pod) {
+	alloc := s.sched.Node.Status.Allocatable
+	for _, pod := range pods {
+		r := p.podRequests(pod)
+		alloc = nodeplan.SubtractResources(alloc, r)
+		if p.relevant(pod) {
+			bound := pod.DeepCopy()
+			bound.Spec.NodeName = s.name
+			s.sched.Pods = append(s.sched.Pods, bound)
+		}
+	}
+	s.sched.Node.Status.Allocatable = alloc
+	s.free = toVec(alloc)
+	s.receives = true
+}
+
+// typesFor returns pool's instance types by name.
+func (p *planner) typesFor(pool string) map[string]*nodeplan.InstanceType {
+	if m, ok := p.types[pool]; ok {
+		return m
+	}
+	list := p.in.InstanceTypes
+	if l, ok := p.in.PoolInstanceTypes[pool]; ok {
+		list = l
+	}
+	m := make(map[string]*nodeplan.InstanceType, len(list))
+	for i := range list {
+		m[list[i].Name] = &list[i]
+	}
+	p.types[pool] = m
+	return m
+}
+
+// nodePrice is the node's own price, or the catalog's for its type, zone and capacity type.
+func (p *planner) nodePrice(n *Node) float64 {
+	if n.Price > 0 {
+		return n.Price
+	}
+	it := p.typesFor(n.NodePool)[n.InstanceType]
+	if it == nil {
+		return 0
+	}
+	for _, o := range it.Offerings {
+		if o.Zone == n.Zone && o.CapacityType == n.CapacityType {
+			return o.Price
+		}
+	}
+	return 0
+}
+
+// resourcePrices returns the least $/h any instance type in the catalog charges per
+// allocatable core and per allocatable GiB. A replacement for pods needing c cores and m GiB
+// cannot cost less than max(c·cpu, m·mem), whatever the packing: the screen that spares a
+// simulation when no replacement can be cheap enough.
+func (p *planner) resourcePrices() (cpu, mem float64) {
+	lists := [][]nodeplan.InstanceType{p.in.InstanceTypes}
+	for _, name := range sortedMapKeys(p.in.PoolInstanceTypes) {
+		lists = append(lists, p.in.PoolInstanceTypes[name])
+	}
+	first := true
+	for _, list := range lists {
+		for i := range list {
+			it := &list[i]
+			best := 0.0
+			for _, o := range it.Offerings {
+				if o.Available && o.Price > 0 && (best == 0 || o.Price < best) {
+					best = o.Price
+				}
+			}
+			if best == 0 {
+				continue
+			}
+			a := toVec(it.Allocatable())
+			c, m := 0.0, 0.0
+			if a.cpu > 0 {
+				c = best / a.cpuCores()
+			}
+			if a.mem > 0 {
+				m = best / a.memGiB()
+			}
+			if first {
+				cpu, mem, first = c, m, false
+				continue
+			}
+			cpu, mem = min(cpu, c), min(mem, m)
+		}
+	}
+	return cpu, mem
+}
+
+// lowerBound is the least any set of new nodes for pods needing v could cost.
+func (p *planner) lowerBound(v vec) float64 {
+	return max(v.cpuCores()*p.lbCPU, v.memGiB()*p.lbMem)
+}
+
+func sortedMapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
