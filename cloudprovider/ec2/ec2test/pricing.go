@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/nodeplan/nodeplan/pricing"
 )
 
 // pricingEndpointRegions are the regions the AWS Price List Query API has an endpoint in. A
@@ -20,6 +22,10 @@ type pricingState struct {
 	prices map[string]regionPrices // region → prices set by SetOnDemandPrices
 	extra  map[string][]string     // region → raw documents added by AddPriceDocuments
 	docs   map[string][]product    // region → documents built, cached until prices change
+
+	// The answer to the last query, so paging through it does not filter the list again.
+	lastQuery string
+	lastList  []string
 }
 
 type regionPrices struct {
@@ -29,8 +35,7 @@ type regionPrices struct {
 
 // product is one document of the price list, with what filters match on.
 type product struct {
-	family string
-	attrs  map[string]string
+	fields map[string]string // lower-cased attribute names (and productfamily, servicecode) → values
 	doc    string
 }
 
@@ -49,6 +54,7 @@ func (s *Server) SetOnDemandPrices(region, currency string, prices map[string]fl
 	}
 	s.pricing.prices[region] = regionPrices{currency, maps.Clone(prices)}
 	delete(s.pricing.docs, region)
+	s.pricing.lastQuery = ""
 }
 
 // AddPriceDocuments adds raw documents to the price list of region, served after the built ones
@@ -60,6 +66,7 @@ func (s *Server) AddPriceDocuments(region string, docs ...string) {
 		s.pricing.extra = map[string][]string{}
 	}
 	s.pricing.extra[region] = append(s.pricing.extra[region], docs...)
+	s.pricing.lastQuery = ""
 }
 
 // onDemandPrices returns the prices of region and their currency. s.mu must be held.
@@ -149,19 +156,26 @@ func (s *Server) getProducts(r *Request) (any, error) {
 		}
 	}
 
+	query, _ := json.Marshal([]any{in.ServiceCode, in.Filters})
 	var list []string
-	if in.ServiceCode == "AmazonEC2" {
+	if s.pricing.lastQuery == string(query) && offset > 0 {
+		list = s.pricing.lastList
+	} else if in.ServiceCode == "AmazonEC2" {
 		regions := s.priceRegions()
 		for _, f := range in.Filters {
 			if strings.EqualFold(f.Field, "regionCode") && (f.Type == "TERM_MATCH" || f.Type == "EQUALS") {
 				regions = []string{f.Value}
 			}
 		}
+		fields := make([]string, len(in.Filters))
+		for i, f := range in.Filters {
+			fields[i] = strings.ToLower(f.Field)
+		}
 		for _, region := range regions {
 		docs:
 			for _, p := range s.productsOf(region) {
-				for _, f := range in.Filters {
-					if !filterMatches(f.Type, f.Value, p.field(f.Field)) {
+				for i, f := range in.Filters {
+					if !filterMatches(f.Type, f.Value, p.fields[fields[i]]) {
 						continue docs
 					}
 				}
@@ -169,6 +183,7 @@ func (s *Server) getProducts(r *Request) (any, error) {
 			}
 			list = append(list, s.pricing.extra[region]...)
 		}
+		s.pricing.lastQuery, s.pricing.lastList = string(query), list
 	}
 	out := getProductsResponse{FormatVersion: "aws_v1", PriceList: []string{}}
 	if offset < len(list) {
@@ -180,21 +195,6 @@ func (s *Server) getProducts(r *Request) (any, error) {
 		}
 	}
 	return out, nil
-}
-
-func (p product) field(name string) string {
-	switch strings.ToLower(name) {
-	case "productfamily":
-		return p.family
-	case "servicecode":
-		return "AmazonEC2"
-	}
-	for k, v := range p.attrs {
-		if strings.EqualFold(k, name) {
-			return v
-		}
-	}
-	return ""
 }
 
 func filterMatches(typ, want, got string) bool {
@@ -353,7 +353,11 @@ func buildProduct(region, currency, instanceType string, v variant) product {
 	if err != nil {
 		panic(err) // maps of strings always encode
 	}
-	return product{family: v.family, attrs: attrs, doc: string(b)}
+	fields := map[string]string{"productfamily": v.family}
+	for k, v := range attrs {
+		fields[strings.ToLower(k)] = v
+	}
+	return product{fields: fields, doc: string(b)}
 }
 
 // skuOf makes a stable 16-character SKU, like AWS's, from what identifies the product.
@@ -421,10 +425,15 @@ func usagePrefix(region string) string {
 	return strings.ToUpper(region) + "-"
 }
 
-// builtinOnDemand returns the built-in on-demand prices of region.
+// builtinOnDemand returns the on-demand prices of region from the static tables of package
+// pricing.
 func builtinOnDemand(region string) (currency string, prices map[string]float64, ok bool) {
-	return "", nil, false
+	t, err := pricing.Static(region)
+	if err != nil {
+		return "", nil, false
+	}
+	return t.Currency(), t.Prices(), true
 }
 
 // builtinRegions returns the regions with built-in prices.
-func builtinRegions() []string { return nil }
+func builtinRegions() []string { return pricing.StaticRegions() }
