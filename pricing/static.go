@@ -25,7 +25,8 @@ type staticPrice struct {
 var ErrUnknownRegion = errors.New("pricing: no static prices for region")
 
 // Table is a fixed set of on-demand prices for one region: an embedded static table (see
-// Static). It knows no spot prices. It is immutable, so safe for concurrent use.
+// Static). It knows no spot prices. It is immutable, so safe for concurrent use. The zero
+// Table prices nothing.
 type Table struct {
 	region   string
 	currency string
