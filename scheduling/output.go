@@ -3,6 +3,7 @@ package scheduling
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,8 +48,16 @@ func (p *problem) result() Result {
 	slices.SortFunc(res.InFlight, byName)
 
 	p.finishLimits()
+	// Claims with the same shape, offerings and pods get the same launch request: build it once.
+	memo := map[string]memoClaim{}
 	for _, c := range p.claims {
-		nc, ok := p.newNodeClaim(c)
+		key := claimKey(c)
+		mc, seen := memo[key]
+		if !seen {
+			mc.nc, mc.ok = p.newNodeClaim(c)
+			memo[key] = mc
+		}
+		nc, ok := mc.nc.clone(), mc.ok
 		if !ok {
 			// minValues cannot be met for these pods together: they stay pending.
 			for _, x := range c.placed {
@@ -83,6 +92,38 @@ func (p *problem) result() Result {
 	}
 	slices.SortFunc(res.Unschedulable, func(a, b Unschedulable) int { return strings.Compare(a.Pod, b.Pod) })
 	return res
+}
+
+type memoClaim struct {
+	nc NewNodeClaim
+	ok bool
+}
+
+func claimKey(c *claim) string {
+	b := make([]byte, 0, 16+8*len(c.placed))
+	b = strconv.AppendInt(b, int64(c.shape.idx), 36)
+	b = append(b, '/')
+	b = strconv.AppendUint(b, c.mask, 36)
+	for _, x := range c.placed {
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(x.g), 36)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, x.k, 36)
+	}
+	return string(b)
+}
+
+// clone copies everything a caller might modify, so claims built from one memo entry share
+// nothing mutable. Requirements are immutable values and are shared.
+func (c NewNodeClaim) clone() NewNodeClaim {
+	c.InstanceTypeOptions = slices.Clone(c.InstanceTypeOptions)
+	c.Labels = cloneMap(c.Labels)
+	c.Annotations = cloneMap(c.Annotations)
+	c.Taints = slices.Clone(c.Taints)
+	c.StartupTaints = slices.Clone(c.StartupTaints)
+	c.Resources = c.Resources.DeepCopy()
+	c.Pods = nil
+	return c
 }
 
 // finishLimits computes, per pool, how much each claim may grow past the type it is costed at

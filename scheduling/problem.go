@@ -40,8 +40,6 @@ type problem struct {
 	// growth[pool] is how far each claim's options may exceed its costed type per limited
 	// dimension (-1: unlimited).
 	growth []vec
-
-	y vec64 // the lower bound's resource prices
 }
 
 // fitEntry says group g may go on a shape, through the offerings in mask, using alternative alt

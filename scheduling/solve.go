@@ -3,6 +3,7 @@ package scheduling
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // defaultImprovementRounds bounds the local search: each round re-sizes every node and tries
@@ -26,21 +27,12 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	counts := make([]float64, len(p.groups))
+	counts := make([]int64, len(p.groups))
 	for _, g := range p.groups {
-		counts[g.id] = float64(len(g.pods))
+		counts[g.id] = int64(len(g.pods))
 	}
-	lb, y, values := p.prepareBound(counts).search()
-	p.y = y
-	for _, g := range p.groups {
-		g.value = values[g.id]
-		if g.value <= 0 {
-			// A pod no shape can hold has no worth under any prices; give it a tiny one by
-			// size so the packer still orders it sensibly.
-			g.value = 1e-12 * float64(g.req[dimCPU]+g.req[dimMemory]/(1<<20)+1)
-		}
-	}
-	p.orderFits()
+	lb, global := p.lowerBound(counts)
+	p.setValues(global.values)
 	p.placeOnBins()
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("scheduling: %w", err)
@@ -52,17 +44,26 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 	rem := make([]int64, len(p.groups))
 	for _, pl := range p.pools {
 		any := false
+		same := len(p.pools) == 1
 		for _, g := range p.groups {
 			rem[g.id] = 0
 			if p.poolOK[g.id][pl.idx] && p.remaining[g.id] > 0 {
 				rem[g.id] = p.remaining[g.id]
 				any = true
 			}
+			same = same && rem[g.id] == counts[g.id]
 		}
 		if !any {
 			continue
 		}
-		claims := p.packPool(pl, rem)
+		cg := global
+		if !same {
+			// Pods went to existing room or to other pools: price this pool's part alone.
+			cg = p.columnGeneration(rem, pl.shapes)
+			p.setValues(cg.values)
+		}
+		claims := p.roundPatterns(pl, cg, rem)
+		claims = append(claims, p.packPool(pl, rem)...)
 		if rounds > 0 {
 			claims = p.improve(claims, rounds)
 		}
@@ -89,14 +90,63 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 	for _, g := range p.groups {
 		if p.remaining[g.id] > 0 {
 			unplaced = true
-			counts[g.id] -= float64(p.remaining[g.id])
+			counts[g.id] -= p.remaining[g.id]
 		}
 	}
 	if unplaced {
-		lb, _, _ = p.prepareBound(counts).search()
+		lb, _ = p.lowerBound(counts)
 	}
 	res.LowerBound = lb
 	return res, nil
+}
+
+// setValues gives every group its pod value (a tiny one by size when the bound gives none, so
+// the greedy still orders it sensibly) and re-sorts the fit lists by it.
+func (p *problem) setValues(values []float64) {
+	for _, g := range p.groups {
+		g.value = values[g.id]
+		if g.value <= 0 {
+			g.value = 1e-12 * float64(g.req[dimCPU]+g.req[dimMemory]/(1<<20)+1)
+		}
+	}
+	p.orderFits()
+}
+
+// roundPatterns turns the LP solution into nodes: ⌊λ⌋ copies of every pattern, as the remaining
+// pods and the pool's limits allow. rem is decremented.
+func (p *problem) roundPatterns(pl *pool, cg cgResult, rem []int64) []*claim {
+	var out []*claim
+	for i, pat := range cg.basis {
+		if pat.s.pool != pl {
+			continue
+		}
+		k := int64(cg.lambda[i] + 1e-9)
+		for _, x := range pat.placed {
+			k = min(k, rem[x.g]/x.k)
+		}
+		if k <= 0 || !p.withinLimits(pl, pat.s, 1) {
+			continue
+		}
+		k = p.limitCopies(pl, pat.s, k)
+		mask := fullMask(len(pat.s.offerings))
+		used := make(vec, len(p.dims.names))
+		value := 0.0
+		for _, x := range pat.placed {
+			e, _ := p.fit(pat.s, x.g)
+			mask &= e.mask
+			used.addScaled(p.groups[x.g].req, x.k)
+			value += float64(x.k) * p.groups[x.g].value
+		}
+		for range k {
+			out = append(out, &claim{shape: pat.s, mask: mask, used: used.clone(), placed: slices.Clone(pat.placed), value: value})
+		}
+		for _, x := range pat.placed {
+			rem[x.g] -= x.k * k
+		}
+		pl.used.addScaled(pat.s.capacity, k)
+		pl.nodesUsed += k
+	}
+	return out
 }
 
 // placeOnBins puts pending pods on existing nodes and in-flight claims, largest groups first,

@@ -1,13 +1,16 @@
 package scheduling
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -66,6 +69,9 @@ func summarize(res Result) []claimSummary {
 	for _, c := range res.NodeClaims {
 		out = append(out, claimSummary{c.InstanceType, len(c.Pods)})
 	}
+	slices.SortFunc(out, func(a, b claimSummary) int {
+		return cmp.Or(strings.Compare(a.Type, b.Type), a.Pods-b.Pods)
+	})
 	return out
 }
 
@@ -84,7 +90,7 @@ func TestSolveBeatsFirstFit(t *testing.T) {
 			name:    "3+1 vCPU",
 			pods:    []*corev1.Pod{pod("big", "3", ""), pod("small", "1", "")},
 			catalog: catalog,
-			want:    []claimSummary{{"c-4", 1}, {"c-2", 1}},
+			want:    []claimSummary{{"c-2", 1}, {"c-4", 1}},
 			cost:    0.30,
 		},
 		{
@@ -113,7 +119,7 @@ func TestSolveBeatsFirstFit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, summarize(res)); diff != "" {
+			if diff := gocmp.Diff(tt.want, summarize(res)); diff != "" {
 				t.Errorf("Solve() claims mismatch (-want +got):\n%s", diff)
 			}
 			if math.Abs(res.Cost-tt.cost) > 1e-9 {

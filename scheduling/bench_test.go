@@ -1,0 +1,75 @@
+package scheduling
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// mixedShapes is a realistic mix of deployments: web and API tiers, workers, caches heavy on
+// memory, batch heavy on cpu, a few large services. Weights are replica shares.
+var mixedShapes = []struct {
+	name     string
+	cpu, mem string
+	weight   int
+}{
+	{"web", "250m", "512Mi", 20}, {"api", "500m", "1Gi", 15}, {"worker", "1", "2Gi", 12},
+	{"cache", "500m", "4Gi", 8}, {"batch", "2", "1Gi", 8}, {"search", "1500m", "6Gi", 5},
+	{"ml", "4", "16Gi", 2}, {"sidecar", "100m", "128Mi", 15}, {"queue", "750m", "1536Mi", 6},
+	{"report", "3", "12Gi", 3}, {"frontend", "200m", "256Mi", 6},
+}
+
+// mixedPods returns n pending pods drawn from mixedShapes, spread over deployments so that each
+// shape has several (namespace, deployment) groups.
+func mixedPods(n int) []*corev1.Pod {
+	total := 0
+	for _, s := range mixedShapes {
+		total += s.weight
+	}
+	var out []*corev1.Pod
+	for i, s := range mixedShapes {
+		count := n * s.weight / total
+		if i == 0 {
+			count += n - n/total*total // keep the total exact-ish
+		}
+		for j := 0; j < count && len(out) < n; j++ {
+			p := pod(fmt.Sprintf("%s-%d", s.name, j), s.cpu, s.mem)
+			p.Labels["app"] = s.name
+			out = append(out, p)
+		}
+	}
+	for len(out) < n {
+		out = append(out, pod(fmt.Sprintf("extra-%d", len(out)), "250m", "512Mi"))
+	}
+	return out
+}
+
+func BenchmarkSolve(b *testing.B) {
+	catalog := loadCatalog(b)
+	pool := nodeplan.NodePool{Name: "default"}
+	for _, n := range []int{100, 1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			in := Input{Pods: mixedPods(n), NodePools: []nodeplan.NodePool{pool}, InstanceTypes: catalog, DaemonSets: testDaemonSets()}
+			var res Result
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				res, err = Solve(context.Background(), in)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "pods/s")
+			b.ReportMetric(res.Cost, "$/h")
+			b.ReportMetric(res.Cost/res.LowerBound, "cost/LB")
+			b.ReportMetric(float64(len(res.NodeClaims)), "nodes")
+			if len(res.Unschedulable) > 0 {
+				b.Fatalf("%d pods unschedulable: %s", len(res.Unschedulable), res.Unschedulable[0].Message)
+			}
+		})
+	}
+}

@@ -1,0 +1,170 @@
+package scheduling
+
+import (
+	"math"
+)
+
+// master is the restricted master problem of the fluid relaxation, kept in revised-simplex form:
+//
+//	minimise Σ_c price_c·λ_c  subject to  Σ_c cover_cg·λ_c ≥ n_g (every group g),  λ ≥ 0
+//
+// where a column c is a fractional way to fill one node of some shape. Its dual values v_g are
+// the price of one pod of group g; columns enter through knapsack pricing.
+type master struct {
+	g     int
+	binv  [][]float64 // basis inverse, g × g
+	cols  [][]float64 // coverage of the basic columns
+	costs []float64
+	xb    []float64
+	surp  []bool // basic column i is the surplus of its row
+	tag   []int  // the caller's name for basic column i (-1: none)
+}
+
+// newMaster starts from one pure column per group: the group alone on its best shape.
+func newMaster(n []float64, pure [][]float64, pureCost []float64) *master {
+	g := len(n)
+	m := &master{g: g, binv: make([][]float64, g), cols: make([][]float64, g), costs: make([]float64, g), xb: make([]float64, g), surp: make([]bool, g), tag: make([]int, g)}
+	for i := 0; i < g; i++ {
+		m.binv[i] = make([]float64, g)
+		q := pure[i][i]
+		m.binv[i][i] = 1 / q
+		m.cols[i] = pure[i]
+		m.costs[i] = pureCost[i]
+		m.xb[i] = n[i] / q
+		m.tag[i] = i
+	}
+	return m
+}
+
+// duals returns v = c_B·B⁻¹.
+func (m *master) duals(v []float64) {
+	for j := 0; j < m.g; j++ {
+		s := 0.0
+		for i := 0; i < m.g; i++ {
+			s += m.costs[i] * m.binv[i][j]
+		}
+		v[j] = s
+	}
+}
+
+func (m *master) objective() float64 {
+	s := 0.0
+	for i, x := range m.xb {
+		s += m.costs[i] * x
+	}
+	return s
+}
+
+// enter pivots a column (coverage col, cost) into the basis. It reports false when the column
+// cannot enter (the ratio test finds no leaving row: numerically degenerate).
+func (m *master) enter(col []float64, cost float64, surplus bool, tag int) bool {
+	d := make([]float64, m.g)
+	for i := 0; i < m.g; i++ {
+		s := 0.0
+		for j := 0; j < m.g; j++ {
+			s += m.binv[i][j] * col[j]
+		}
+		d[i] = s
+	}
+	leave, ratio := -1, math.Inf(1)
+	for i := 0; i < m.g; i++ {
+		if d[i] > 1e-9 {
+			if q := m.xb[i] / d[i]; q < ratio-1e-12 {
+				leave, ratio = i, q
+			}
+		}
+	}
+	if leave < 0 {
+		return false
+	}
+	inv := 1 / d[leave]
+	lr := m.binv[leave]
+	for j := range lr {
+		lr[j] *= inv
+	}
+	m.xb[leave] *= inv
+	for i := 0; i < m.g; i++ {
+		if i == leave || d[i] == 0 {
+			continue
+		}
+		f := d[i]
+		row := m.binv[i]
+		for j := range row {
+			row[j] -= f * lr[j]
+		}
+		m.xb[i] -= f * m.xb[leave]
+		if m.xb[i] < 0 && m.xb[i] > -1e-9 {
+			m.xb[i] = 0
+		}
+	}
+	m.cols[leave] = col
+	m.costs[leave] = cost
+	m.surp[leave] = surplus
+	m.tag[leave] = tag
+	return true
+}
+
+// lpMax solves maximise c·x subject to A·x ≤ b, x ≥ 0, with b ≥ 0, by a dense tableau simplex
+// (Bland's rule, so it cannot cycle). It is for small problems: the fractional knapsack that
+// bounds a pattern search, with one row per resource and one per item's count cap.
+func lpMax(c []float64, a [][]float64, b []float64) float64 {
+	m, n := len(b), len(c)
+	w := n + m + 1
+	t := make([]float64, (m+1)*w)
+	basis := make([]int, m)
+	for r := 0; r < m; r++ {
+		row := t[r*w : (r+1)*w]
+		copy(row, a[r])
+		row[n+r] = 1
+		row[w-1] = b[r]
+		basis[r] = n + r
+	}
+	obj := t[m*w:]
+	for j := 0; j < n; j++ {
+		obj[j] = -c[j]
+	}
+	for iter := 0; iter < 20*(m+n); iter++ {
+		enter := -1
+		for j := 0; j < n+m; j++ {
+			if obj[j] < -1e-12 {
+				enter = j
+				break
+			}
+		}
+		if enter < 0 {
+			break
+		}
+		leave, ratio := -1, math.Inf(1)
+		for r := 0; r < m; r++ {
+			if d := t[r*w+enter]; d > 1e-12 {
+				q := t[r*w+w-1] / d
+				if q < ratio-1e-12 || (q <= ratio+1e-12 && leave >= 0 && basis[r] < basis[leave]) {
+					leave, ratio = r, q
+				}
+			}
+		}
+		if leave < 0 {
+			return math.Inf(1)
+		}
+		pr := t[leave*w : (leave+1)*w]
+		inv := 1 / pr[enter]
+		for j := range pr {
+			pr[j] *= inv
+		}
+		for r := 0; r <= m; r++ {
+			if r == leave {
+				continue
+			}
+			row := t[r*w : (r+1)*w]
+			f := row[enter]
+			if f == 0 {
+				continue
+			}
+			for j := range row {
+				row[j] -= f * pr[j]
+			}
+		}
+		basis[leave] = enter
+	}
+	return obj[w-1]
+}

@@ -1,0 +1,553 @@
+package scheduling
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// This file is the heart of the packer: the configuration LP (Gilmore–Gomory) solved by column
+// generation, whose columns are whole-node patterns — "3 web pods and 2 cache pods on an
+// m7g.xlarge in us-east-1a, spot" — and whose solution is rounded into nodes.
+//
+//	minimise   Σ_c price_c·λ_c
+//	subject to Σ_c count_cg·λ_c ≥ n_g   for every group g
+//
+// Its dual values v_g price one pod of each group. Pricing asks, for every shape and offering,
+// for the most valuable whole pattern at those values (an integer knapsack over cpu, memory, pods
+// and every other resource, solved exactly by branch and bound); a pattern worth more than its
+// node's price enters the basis. The LP optimum is a lower bound on every plan, and at any
+// iteration Σ n_g·v_g/θ is one too, where θ ≥ 1 is the largest worth/price ratio pricing found
+// (Farley): so the bound stays valid when the iteration budget stops the search early.
+//
+// The LP solution buys λ_c nodes of pattern c; ⌊λ_c⌋ of each are real nodes, and the few pods
+// left over are packed greedily at the same pod values. Because the optimum of the
+// configuration LP is known to be within about one node of the integer optimum for
+// bin-packing-like problems, the rounded plan is close to optimal, and it is found in time that
+// depends on the number of distinct pod shapes, not on the number of pods.
+
+// pattern is a whole node: a shape bought through one offering, and the pods on it.
+type pattern struct {
+	s      *shape
+	o      int // offering index
+	placed []placement
+	value  float64
+}
+
+// lpShapeRef is a column family of the LP: a shape and an offering, with the rows (groups) that
+// accept that offering on that shape.
+type colFamily struct {
+	s     *shape
+	o     int
+	price float64
+	items []famItem
+}
+
+type famItem struct {
+	row int
+	g   int
+	e   fitEntry
+}
+
+// cgResult is what column generation returns.
+type cgResult struct {
+	lb     float64
+	values []float64 // per group id, v_g/θ
+	// basis holds the LP solution: patterns and how many nodes of each.
+	basis  []pattern
+	lambda []float64
+}
+
+// cgBudget bounds the work of one column generation: iterations, and branch-and-bound nodes per
+// knapsack. Both only limit how tight the bound gets, never its validity.
+const (
+	cgIterations  = 300
+	knapsackNode  = 20000
+	knapsackQuick = 1000
+)
+
+// columnGeneration solves the configuration LP for the groups with counts > 0 over the given
+// shapes. When integer is false, pricing is fractional (a weaker bound that treats pods as
+// divisible), used where patterns are not needed.
+func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
+	res := cgResult{values: make([]float64, len(p.groups))}
+	rowOf := make([]int, len(p.groups))
+	var rows []int
+	for _, g := range p.groups {
+		rowOf[g.id] = -1
+	}
+	var fams []colFamily
+	for _, s := range shapes {
+		var seen uint64
+		for _, f := range p.byShape[s.idx] {
+			if counts[f.g] <= 0 {
+				continue
+			}
+			if rowOf[f.g] < 0 {
+				rowOf[f.g] = len(rows)
+				rows = append(rows, f.g)
+			}
+			o := bits.TrailingZeros64(f.mask)
+			if seen&(1<<uint(o)) != 0 {
+				continue
+			}
+			seen |= 1 << uint(o)
+			fams = append(fams, colFamily{s: s, o: o, price: s.offerings[o].Price})
+		}
+	}
+	n := len(rows)
+	if n == 0 {
+		return res
+	}
+	for i := range fams {
+		f := &fams[i]
+		for _, e := range p.byShape[f.s.idx] {
+			if r := rowOf[e.g]; r >= 0 && e.mask&(1<<uint(f.o)) != 0 {
+				f.items = append(f.items, famItem{row: r, g: e.g, e: e})
+			}
+		}
+	}
+	need := make([]float64, n)
+	for r, g := range rows {
+		need[r] = float64(counts[g])
+	}
+	// Pure patterns: each group alone, as many as fit, on the family where that is cheapest
+	// per pod.
+	pure := make([][]float64, n)
+	pureCost := make([]float64, n)
+	purePat := make([]pattern, n)
+	for _, f := range fams {
+		for _, it := range f.items {
+			g := p.groups[it.g]
+			k := maxCopies(g.req, f.s.alloc, perNodeCap(g, counts[it.g]))
+			if k <= 0 {
+				continue
+			}
+			if pure[it.row] == nil || f.price/float64(k) < pureCost[it.row]/pure[it.row][it.row]-1e-15 {
+				col := make([]float64, n)
+				col[it.row] = float64(k)
+				pure[it.row], pureCost[it.row] = col, f.price
+				purePat[it.row] = pattern{s: f.s, o: f.o, placed: []placement{{g: it.g, k: k}}}
+			}
+		}
+	}
+	m := newMaster(need, pure, pureCost)
+	pats := slices.Clone(purePat)
+	v := make([]float64, n)
+	vp := make([]float64, n)
+	ks := &intKnapsack{p: p}
+	order := make([]int, len(fams))
+	bound := make([]float64, len(fams))
+	const tol = 1e-7
+	quickOrder := func() {
+		for i := range fams {
+			order[i] = i
+			bound[i] = ks.upperBound(&fams[i], vp, counts) / fams[i].price
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(bound[b], bound[a]), cmp.Compare(a, b)) })
+	}
+	duals := func() int {
+		m.duals(v)
+		neg := -1
+		for i, x := range v {
+			vp[i] = max(x, 0)
+			if x < -1e-9 && neg < 0 {
+				neg = i
+			}
+		}
+		return neg
+	}
+	for iter := 0; iter < cgIterations; iter++ {
+		if neg := duals(); neg >= 0 {
+			col := make([]float64, n)
+			col[neg] = -1
+			if m.enter(col, 0, true, -1) {
+				continue
+			}
+		}
+		// Price with a small search budget, most promising families first, and take a few
+		// improving columns at once; the final bound below is computed with full effort.
+		quickOrder()
+		var found []pattern
+		for _, i := range order {
+			if bound[i] <= 1+tol || len(found) >= 4 {
+				break
+			}
+			f := &fams[i]
+			pat, val, _ := ks.solve(f, vp, counts, knapsackQuick)
+			if val/f.price > 1+tol {
+				found = append(found, pat)
+			}
+		}
+		entered := false
+		for _, pat := range found {
+			col := make([]float64, n)
+			reduced := pat.s.offerings[pat.o].Price
+			for _, x := range pat.placed {
+				col[rowOf[x.g]] = float64(x.k)
+				reduced -= v[rowOf[x.g]] * float64(x.k)
+			}
+			if reduced >= -tol*pat.s.offerings[pat.o].Price {
+				continue // an earlier column this round already made it unattractive
+			}
+			if m.enter(col, pat.s.offerings[pat.o].Price, false, len(pats)) {
+				pats = append(pats, pat)
+				entered = true
+				duals()
+			}
+		}
+		if !entered {
+			break
+		}
+	}
+	// The bound: θ is the largest worth/price ratio any whole pattern can reach at the final
+	// values. The cheap bound rules out most families; the fractional LP bounds the rest, and an
+	// exact search settles the ones whose LP bound still exceeds the price.
+	duals()
+	quickOrder()
+	theta := 1.0
+	for _, i := range order {
+		if bound[i] <= theta {
+			break
+		}
+		f := &fams[i]
+		ks.prepare(f, vp, counts)
+		upper := min(bound[i]*f.price, ks.lpBound(f.s.alloc))
+		if upper/f.price > theta {
+			_, _, exact := ks.solve(f, vp, counts, knapsackNode)
+			upper = min(upper, exact)
+		}
+		theta = max(theta, upper/f.price)
+	}
+	bestLB := 0.0
+	for i := range vp {
+		bestLB += need[i] * vp[i]
+	}
+	bestLB /= theta
+	bestTheta := theta
+	bestV := vp
+	res.lb = max(bestLB, 0)
+	for r, g := range rows {
+		res.values[g] = bestV[r] / bestTheta
+	}
+	// The basis: which patterns, how many of each.
+	for i := range m.cols {
+		if m.surp[i] || m.xb[i] <= 1e-9 {
+			continue
+		}
+		pat, ok := m.pattern(i, pats)
+		if !ok {
+			continue
+		}
+		res.basis = append(res.basis, pat)
+		res.lambda = append(res.lambda, m.xb[i])
+	}
+	return res
+}
+
+// intKnapsack finds the most valuable whole pattern for a column family: an integer knapsack
+// over every resource, with per-node caps and conflicts, by depth-first branch and bound.
+//
+// Its bound at a search node is a surrogate relaxation: the resource constraints are combined
+// into one (with weights 1/capacity on one dimension, or on all of them), and the fractional
+// one-dimensional knapsack on that constraint, filled greedily by value per weight with each
+// item's count cap, bounds what the node's subtree can still add. Any non-negative weights give
+// a valid bound; the smallest over a few weightings is used.
+type intKnapsack struct {
+	p      *problem
+	items  []kItem
+	free   vec
+	cur    []placement
+	best   []placement
+	bestV  float64
+	nodes  int
+	budget int
+	surr   []surrogate
+}
+
+type surrogate struct {
+	mu    []float64 // weight per dimension
+	order []int     // item indices by value per weight, best first
+	w     []float64 // item weights
+}
+
+type kItem struct {
+	g    int
+	e    fitEntry
+	v    float64
+	maxk int64
+}
+
+// upperBound is a cheap bound on the family's best pattern value: per resource, the capacity
+// times the best value per unit; and the sum of everything that could fit.
+func (k *intKnapsack) upperBound(f *colFamily, v []float64, counts []int64) float64 {
+	p := k.p
+	ub := math.Inf(1)
+	total := 0.0
+	for d := range f.s.alloc {
+		best, valid := 0.0, true
+		for _, it := range f.items {
+			if v[it.row] <= 0 {
+				continue
+			}
+			a := p.groups[it.g].req[d]
+			if a <= 0 {
+				valid = false
+				break
+			}
+			best = max(best, v[it.row]/float64(a))
+		}
+		if valid {
+			ub = min(ub, float64(f.s.alloc[d])*best)
+		}
+	}
+	for _, it := range f.items {
+		if v[it.row] > 0 {
+			g := p.groups[it.g]
+			total += v[it.row] * float64(maxCopies(g.req, f.s.alloc, perNodeCap(g, counts[it.g])))
+		}
+	}
+	return min(ub, total)
+}
+
+// solve returns the best pattern found, its value, and an upper bound on the best value (equal
+// to it when the search finished within its budget).
+func (k *intKnapsack) solve(f *colFamily, v []float64, counts []int64, budget int) (pattern, float64, float64) {
+	k.prepare(f, v, counts)
+	k.free = append(k.free[:0], f.s.alloc...)
+	k.cur, k.best, k.bestV, k.nodes, k.budget = k.cur[:0], k.best[:0], 0, 0, budget
+	root := k.bound(0, 0)
+	exhausted := k.dfs(f.s, 0, 0)
+	pat := pattern{s: f.s, o: f.o, placed: slices.Clone(k.best), value: k.bestV}
+	upper := k.bestV
+	if exhausted {
+		upper = max(upper, min(root, k.lpBound(f.s.alloc)))
+	}
+	return pat, k.bestV, upper
+}
+
+// prepare loads a family's items at values v, and the surrogate weightings for its bounds.
+func (k *intKnapsack) prepare(f *colFamily, v []float64, counts []int64) {
+	p := k.p
+	k.items = k.items[:0]
+	for _, it := range f.items {
+		if v[it.row] <= 0 {
+			continue
+		}
+		g := p.groups[it.g]
+		mk := maxCopies(g.req, f.s.alloc, perNodeCap(g, counts[it.g]))
+		if mk > 0 {
+			k.items = append(k.items, kItem{g: it.g, e: it.e, v: v[it.row], maxk: mk})
+		}
+	}
+	slices.SortStableFunc(k.items, func(a, b kItem) int { return cmp.Compare(b.v, a.v) })
+	k.buildSurrogates(f.s.alloc)
+}
+
+// lpBound is the exact fractional relaxation of the knapsack (every resource, every count cap),
+// for when the search ran out of budget: on big nodes it is nearly the integer optimum.
+func (k *intKnapsack) lpBound(alloc vec) float64 {
+	n := len(k.items)
+	if n == 0 || n > 64 {
+		return math.Inf(1)
+	}
+	var a [][]float64
+	var b []float64
+	for d, c := range alloc {
+		row := make([]float64, n)
+		used := false
+		for j, it := range k.items {
+			row[j] = float64(k.p.groups[it.g].req[d])
+			used = used || row[j] > 0
+		}
+		if used {
+			// Scale rows to capacity 1 so milli-byte memory and pod counts stay comparable.
+			for j := range row {
+				row[j] /= float64(max(c, 1))
+			}
+			a = append(a, row)
+			b = append(b, float64(max(c, 0))/float64(max(c, 1)))
+		}
+	}
+	c := make([]float64, n)
+	for j, it := range k.items {
+		c[j] = it.v
+		row := make([]float64, n)
+		row[j] = 1
+		a = append(a, row)
+		b = append(b, float64(it.maxk))
+	}
+	return lpMax(c, a, b) * (1 + 1e-9)
+}
+
+// buildSurrogates prepares the weightings: each dimension alone, and all of them together,
+// each normalised by the shape's capacity.
+func (k *intKnapsack) buildSurrogates(alloc vec) {
+	p := k.p
+	k.surr = k.surr[:0]
+	var all []float64
+	add := func(mu []float64) {
+		sg := surrogate{mu: mu, w: make([]float64, len(k.items)), order: make([]int, len(k.items))}
+		for j, it := range k.items {
+			req := p.groups[it.g].req
+			for d, m := range mu {
+				if m > 0 {
+					sg.w[j] += m * float64(req[d])
+				}
+			}
+			sg.order[j] = j
+		}
+		dens := func(j int) float64 {
+			if sg.w[j] <= 0 {
+				return math.Inf(1)
+			}
+			return k.items[j].v / sg.w[j]
+		}
+		slices.SortStableFunc(sg.order, func(a, b int) int { return cmp.Compare(dens(b), dens(a)) })
+		k.surr = append(k.surr, sg)
+	}
+	for d, c := range alloc {
+		if c <= 0 {
+			continue
+		}
+		used := false
+		for _, it := range k.items {
+			if p.groups[it.g].req[d] > 0 {
+				used = true
+				break
+			}
+		}
+		if !used {
+			continue
+		}
+		mu := make([]float64, len(alloc))
+		mu[d] = 1 / float64(c)
+		add(mu)
+		if all == nil {
+			all = make([]float64, len(alloc))
+		}
+		all[d] = 1 / float64(c)
+	}
+	if all != nil {
+		add(all)
+	}
+	// Mixtures of every pair of dimensions: when two resources bind together (cpu and memory,
+	// memory and pod slots), the best surrogate weighs both. Keep the few tightest at the root.
+	single := len(k.surr) - 1
+	for a := 0; a < single; a++ {
+		for b := a + 1; b < single; b++ {
+			for _, t := range []float64{0.2, 0.35, 0.5, 0.65, 0.8} {
+				mu := make([]float64, len(alloc))
+				for d := range mu {
+					mu[d] = t*k.surr[a].mu[d] + (1-t)*k.surr[b].mu[d]
+				}
+				add(mu)
+			}
+		}
+	}
+	if len(k.surr) > 4 {
+		k.free = append(k.free[:0], alloc...)
+		rootB := make([]float64, len(k.surr))
+		idx := make([]int, len(k.surr))
+		for i := range k.surr {
+			idx[i] = i
+			rootB[i] = k.boundWith(&k.surr[i], 0)
+		}
+		slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(rootB[x], rootB[y]) })
+		kept := make([]surrogate, 0, 4)
+		for _, i := range idx[:4] {
+			kept = append(kept, k.surr[i])
+		}
+		k.surr = append(k.surr[:0], kept...)
+	}
+}
+
+// bound returns value plus the most items i… could still add, by the tightest surrogate.
+func (k *intKnapsack) bound(i int, value float64) float64 {
+	best := math.Inf(1)
+	for si := range k.surr {
+		best = min(best, k.boundWith(&k.surr[si], i))
+	}
+	if math.IsInf(best, 1) {
+		best = 0
+		for _, it := range k.items[i:] {
+			best += it.v * float64(it.maxk)
+		}
+	}
+	return value + best
+}
+
+// boundWith is the greedy fractional fill of one surrogate constraint by items i….
+func (k *intKnapsack) boundWith(sg *surrogate, i int) float64 {
+	{
+		room := 0.0
+		for d, m := range sg.mu {
+			if m > 0 {
+				room += m * float64(k.free[d])
+			}
+		}
+		add := 0.0
+		for _, j := range sg.order {
+			if j < i {
+				continue
+			}
+			it := &k.items[j]
+			if sg.w[j] <= 0 {
+				add += it.v * float64(it.maxk)
+				continue
+			}
+			if room <= 0 {
+				break
+			}
+			take := min(float64(it.maxk), room/sg.w[j])
+			add += take * it.v
+			room -= take * sg.w[j]
+		}
+		return add
+	}
+}
+
+// dfs explores items i… with the current value; it reports true when the node budget ran out.
+func (k *intKnapsack) dfs(s *shape, i int, value float64) bool {
+	k.nodes++
+	if value > k.bestV+1e-15 {
+		k.bestV = value
+		k.best = append(k.best[:0], k.cur...)
+	}
+	if i == len(k.items) || k.bound(i, value) <= k.bestV*(1+1e-12) {
+		return false
+	}
+	if k.nodes > k.budget {
+		return true
+	}
+	it := k.items[i]
+	g := k.p.groups[it.g]
+	kmax := maxCopies(g.req, k.free, it.maxk)
+	if kmax > 0 && !k.p.canJoin(s, it.e, k.cur) {
+		kmax = 0
+	}
+	for c := kmax; c >= 0; c-- {
+		if c > 0 {
+			k.free.addScaled(g.req, -c)
+			k.cur = append(k.cur, placement{g: it.g, k: c})
+		}
+		out := k.dfs(s, i+1, value+float64(c)*it.v)
+		if c > 0 {
+			k.free.addScaled(g.req, c)
+			k.cur = k.cur[:len(k.cur)-1]
+		}
+		if out {
+			return true
+		}
+	}
+	return false
+}
+
+// pattern returns the pattern behind basic column i of the master.
+func (m *master) pattern(i int, pats []pattern) (pattern, bool) {
+	if m.tag == nil || m.tag[i] < 0 || m.tag[i] >= len(pats) || pats[m.tag[i]].s == nil {
+		return pattern{}, false
+	}
+	return pats[m.tag[i]], true
+}
