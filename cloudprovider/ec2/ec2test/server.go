@@ -69,6 +69,8 @@ type Server struct {
 	// Per-area state, one field for each file of handlers.
 	pricing pricingState
 	spot    spotState
+	compute computeState // compute.go
+	queues  queueState   // ssm.go, sqs.go
 }
 
 // Option configures a Server.
