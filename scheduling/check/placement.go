@@ -48,7 +48,15 @@ func (c *checker) resources(t *target) {
 		for _, d := range v.daemons {
 			daemons = nodeplan.AddResources(daemons, d.req)
 		}
-		need := nodeplan.AddResources(nodeplan.AddResources(pods, daemons), v.used)
+		// As in kube-scheduler, only resources the new pods request are checked: an
+		// overcommitted resource does not block pods that do not ask for it.
+		asked := nodeplan.AddResources(pods, daemons)
+		need := nodeplan.AddResources(asked, v.used)
+		for k := range need {
+			if a, ok := asked[k]; !ok || a.Sign() <= 0 {
+				delete(need, k)
+			}
+		}
 		if what, ok := nodeplan.Fits(need, v.alloc); !ok {
 			bad++
 			if first == "" {

@@ -68,8 +68,10 @@ func requests(cpu, mem string) corev1.ResourceRequirements {
 	return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: qty(cpu), corev1.ResourceMemory: qty(mem)}}
 }
 
+// chance is true about percent% of the time. rapid favours small numbers and shrinks toward
+// them, so small draws mean "no": failures shrink to inputs with fewer features.
 func chance(t *rapid.T, label string, percent int) bool {
-	return rapid.IntRange(0, 99).Draw(t, label) < percent
+	return rapid.IntRange(0, 99).Draw(t, label) >= 100-percent
 }
 
 func generate(t *rapid.T, cfg Config) scheduling.Input {
@@ -78,7 +80,7 @@ func generate(t *rapid.T, cfg Config) scheduling.Input {
 
 	nTypes := rapid.IntRange(2, cfg.MaxTypes).Draw(t, "types")
 	for i := range nTypes {
-		in.InstanceTypes = append(in.InstanceTypes, genType(t, i, zones))
+		in.InstanceTypes = append(in.InstanceTypes, genType(t, i, zones, cfg))
 	}
 
 	nPools := rapid.IntRange(1, 3).Draw(t, "pools")
@@ -94,6 +96,10 @@ func generate(t *rapid.T, cfg Config) scheduling.Input {
 	apps := genPods(t, &in, zones, cfg)
 
 	nNodes := rapid.IntRange(0, 2).Draw(t, "nodes")
+	if cfg.Exact {
+		// Packing, not feasibility, is what the oracle judges: fewer free bins.
+		nNodes = rapid.IntRange(0, 1).Draw(t, "nodes")
+	}
 	for i := range nNodes {
 		in.Nodes = append(in.Nodes, genNode(t, i, &in, apps))
 	}
@@ -109,8 +115,17 @@ func generate(t *rapid.T, cfg Config) scheduling.Input {
 	return in
 }
 
-func genType(t *rapid.T, i int, zones []string) nodeplan.InstanceType {
-	cpu := rapid.SampledFrom([]int64{1, 2, 4, 8, 16}).Draw(t, "cpu")
+func genType(t *rapid.T, i int, zones []string, cfg Config) nodeplan.InstanceType {
+	unavailable := 10
+	if cfg.Exact {
+		unavailable = 5
+	}
+	sizes := []int64{1, 2, 4, 8, 16}
+	if cfg.Exact {
+		// Without the largest size most inputs need several nodes, so packing matters.
+		sizes = sizes[:4]
+	}
+	cpu := rapid.SampledFrom(sizes).Draw(t, "cpu")
 	ratio := rapid.SampledFrom([]int64{2, 4, 8}).Draw(t, "ratio")
 	arch := rapid.SampledFrom([]string{"amd64", "amd64", "arm64"}).Draw(t, "arch")
 	category := map[int64]string{2: "c", 4: "m", 8: "r"}[ratio]
@@ -138,11 +153,11 @@ func genType(t *rapid.T, i int, zones []string) nodeplan.InstanceType {
 	for zi, z := range zones {
 		od := round(base * factor * (1 + 0.02*float64(zi)))
 		it.Offerings = append(it.Offerings, nodeplan.Offering{Zone: z, CapacityType: nodeplan.CapacityTypeOnDemand,
-			Price: od, Available: !chance(t, "od-unavailable", 10)})
+			Price: od, Available: !chance(t, "od-unavailable", unavailable)})
 		if chance(t, "spot", 70) {
 			sf := rapid.SampledFrom([]float64{0.3, 0.45, 0.6}).Draw(t, "spot-factor")
 			it.Offerings = append(it.Offerings, nodeplan.Offering{Zone: z, CapacityType: nodeplan.CapacityTypeSpot,
-				Price: max(round(od*sf), 0.0001), Available: !chance(t, "spot-unavailable", 15)})
+				Price: max(round(od*sf), 0.0001), Available: !chance(t, "spot-unavailable", unavailable+5)})
 		}
 	}
 	return it
@@ -153,24 +168,28 @@ func genPool(t *rapid.T, i int, zones []string, cfg Config) nodeplan.NodePool {
 	np := nodeplan.NodePool{Name: name, Weight: rapid.SampledFrom([]int32{0, 0, 10, 50}).Draw(t, "weight")}
 	rs := nodeplan.NewRequirements()
 	switch rapid.IntRange(0, 3).Draw(t, "capacity-type") {
-	case 0:
+	case 2:
 		rs = rs.Add(nodeplan.In(nodeplan.LabelCapacityType, "on-demand"))
-	case 1:
+	case 3:
 		rs = rs.Add(nodeplan.In(nodeplan.LabelCapacityType, "spot"))
 	default:
 		rs = rs.Add(nodeplan.In(nodeplan.LabelCapacityType, "spot", "on-demand"))
 	}
-	if chance(t, "pool-arch", 25) {
+	rare := 100 // percent of the usual chance of a narrowing requirement or taint
+	if cfg.Exact {
+		rare = 40
+	}
+	if chance(t, "pool-arch", 25*rare/100) {
 		rs = rs.Add(nodeplan.In(nodeplan.LabelArch, rapid.SampledFrom([]string{"amd64", "arm64"}).Draw(t, "arch")))
 	}
-	if len(zones) > 1 && chance(t, "pool-zone", 25) {
+	if len(zones) > 1 && chance(t, "pool-zone", 25*rare/100) {
 		rs = rs.Add(nodeplan.In(nodeplan.LabelZone, zones[:rapid.IntRange(1, len(zones)-1).Draw(t, "pool-zones")]...))
 	}
-	if chance(t, "pool-category", 20) {
+	if chance(t, "pool-category", 20*rare/100) {
 		rs = rs.Add(nodeplan.NotIn(nodeplan.LabelInstanceCategory, "r"))
 	}
 	np.Template.Requirements = rs
-	if chance(t, "pool-taint", 25) {
+	if chance(t, "pool-taint", 25*rare/100) {
 		np.Template.Taints = []corev1.Taint{{Key: "dedicated", Value: name, Effect: corev1.TaintEffectNoSchedule}}
 	}
 	if chance(t, "pool-label", 30) {
@@ -213,6 +232,13 @@ func genDaemonSet(t *rapid.T, i int, cfg Config) *appsv1.DaemonSet {
 // labels.
 func genPods(t *rapid.T, in *scheduling.Input, zones []string, cfg Config) []string {
 	total := rapid.IntRange(1, cfg.MaxPods).Draw(t, "pods")
+	// Selectors narrow where pods may go; the oracle's inputs keep them rarer, so most pods
+	// are placeable and the packing decides the cost.
+	sel := 100
+	if cfg.Exact {
+		total = rapid.IntRange((cfg.MaxPods+1)/2, cfg.MaxPods).Draw(t, "pods")
+		sel = 50
+	}
 	var apps []string
 	for d := 0; total > 0; d++ {
 		replicas := min(total, rapid.IntRange(1, 4).Draw(t, "replicas"))
@@ -222,20 +248,20 @@ func genPods(t *rapid.T, in *scheduling.Input, zones []string, cfg Config) []str
 		ns := rapid.SampledFrom([]string{"default", "default", "team-x"}).Draw(t, "namespace")
 		spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Resources: requests(
 			rapid.SampledFrom(podCPU).Draw(t, "cpu"), rapid.SampledFrom(podMemory).Draw(t, "memory"))}}}
-		sel := map[string]string{}
-		if chance(t, "select-zone", 15) {
-			sel[nodeplan.LabelZone] = rapid.SampledFrom(zones).Draw(t, "zone")
+		selector := map[string]string{}
+		if chance(t, "select-zone", 15*sel/100) {
+			selector[nodeplan.LabelZone] = rapid.SampledFrom(zones).Draw(t, "zone")
 		}
-		if chance(t, "select-arch", 20) {
-			sel[nodeplan.LabelArch] = rapid.SampledFrom([]string{"amd64", "arm64"}).Draw(t, "arch")
+		if chance(t, "select-arch", 20*sel/100) {
+			selector[nodeplan.LabelArch] = rapid.SampledFrom([]string{"amd64", "arm64"}).Draw(t, "arch")
 		}
-		if chance(t, "select-capacity-type", 15) {
-			sel[nodeplan.LabelCapacityType] = rapid.SampledFrom([]string{"spot", "on-demand"}).Draw(t, "capacity-type")
+		if chance(t, "select-capacity-type", 15*sel/100) {
+			selector[nodeplan.LabelCapacityType] = rapid.SampledFrom([]string{"spot", "on-demand"}).Draw(t, "capacity-type")
 		}
-		if len(sel) > 0 {
-			spec.NodeSelector = sel
+		if len(selector) > 0 {
+			spec.NodeSelector = selector
 		}
-		if chance(t, "node-affinity", 15) {
+		if chance(t, "node-affinity", 15*sel/100) {
 			spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 				NodeSelectorTerms: []corev1.NodeSelectorTerm{
 					{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: nodeplan.LabelInstanceCPU, Operator: corev1.NodeSelectorOpGt, Values: []string{"2"}}}},
@@ -243,9 +269,9 @@ func genPods(t *rapid.T, in *scheduling.Input, zones []string, cfg Config) []str
 				}}}}
 		}
 		switch rapid.IntRange(0, 9).Draw(t, "tolerations") {
-		case 0, 1:
+		case 8, 9:
 			spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
-		case 2:
+		case 7:
 			spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Value: "pool-a", Effect: corev1.TaintEffectNoSchedule}}
 		}
 		var volumeZones []string

@@ -33,9 +33,11 @@ func (a vec) minus(b vec) vec {
 	return out
 }
 
+// fits reports whether a fits into room. As in kube-scheduler, a resource a does not request is
+// not checked, so an overcommitted resource blocks only pods that ask for it.
 func (a vec) fits(room vec) bool {
 	for i := range a {
-		if a[i] > room[i] {
+		if a[i] > 0 && a[i] > room[i] {
 			return false
 		}
 	}
