@@ -156,7 +156,7 @@ func ParseSchedule(expr string) (*Schedule, error) {
 		if err != nil {
 			err = fmt.Errorf("%q is not a cron schedule: %s field %q: %v", expr, name, fields[i], err)
 		}
-		return bits, fields[i] == "*" || fields[i] == "?"
+		return bits, cronStar(fields[i])
 	}
 	s.minute, _ = parse(0, "minute", 0, 59, nil, 0)
 	s.hour, _ = parse(1, "hour", 0, 23, nil, 0)
@@ -170,6 +170,19 @@ func ParseSchedule(expr string) (*Schedule, error) {
 		s.dow |= 1
 	}
 	return s, nil
+}
+
+// cronStar reports whether a day field counts as unrestricted when combining day-of-month and
+// day-of-week: some part of it starts with * or ? ("*", "*/2"), as in Vixie cron and in the
+// robfig/cron parser Karpenter uses. So "0 0 */2 * 1" means odd days that are Mondays, not odd
+// days or Mondays.
+func cronStar(field string) bool {
+	for _, part := range strings.Split(field, ",") {
+		if strings.HasPrefix(part, "*") || strings.HasPrefix(part, "?") {
+			return true
+		}
+	}
+	return false
 }
 
 func parseCronField(f string, lo, hi int, names []string, nameBase int) (uint64, error) {
@@ -233,6 +246,16 @@ func parseCronField(f string, lo, hi int, names []string, nameBase int) (uint64,
 
 // String returns the expression as written.
 func (s *Schedule) String() string { return s.expr }
+
+// Equal reports whether s and o fire at the same times ("@daily" equals "0 0 * * *"). Two nil
+// schedules are equal. It also lets go-cmp compare values holding a Schedule.
+func (s *Schedule) Equal(o *Schedule) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	return s.minute == o.minute && s.hour == o.hour && s.dom == o.dom && s.month == o.month && s.dow == o.dow &&
+		s.domStar == o.domStar && s.dowStar == o.dowStar
+}
 
 // Matches reports whether t (in UTC, truncated to the minute) is one of the schedule's times.
 func (s *Schedule) Matches(t time.Time) bool {

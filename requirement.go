@@ -163,11 +163,7 @@ func (r Requirement) Intersect(o Requirement) Requirement {
 	switch {
 	case r.finite && o.finite:
 		out.finite = true
-		for _, v := range r.values {
-			if o.contains(v) {
-				out.values = append(out.values, v)
-			}
-		}
+		out.values = intersectSorted(r.values, o.values)
 	case r.finite || o.finite:
 		f, c := r, o
 		if !f.finite {
@@ -228,6 +224,27 @@ func boundMin(ha bool, a int64, hb bool, b int64) int64 {
 		return a
 	}
 	return b
+}
+
+// intersectSorted returns the values in both sorted lists, in one allocation (none when empty).
+func intersectSorted(a, b []string) []string {
+	var out []string
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			if out == nil {
+				out = make([]string, 0, min(len(a)-i, len(b)-j))
+			}
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
 }
 
 func mergeSorted(a, b []string) []string {

@@ -2,6 +2,7 @@ package nodeplan
 
 import (
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -23,9 +24,9 @@ func ToleratesTaint(t corev1.Toleration, taint corev1.Taint) bool {
 	case corev1.TolerationOpExists:
 		return true
 	case corev1.TolerationOpGt, corev1.TolerationOpLt:
-		tv, err1 := strconv.ParseInt(t.Value, 10, 64)
-		nv, err2 := strconv.ParseInt(taint.Value, 10, 64)
-		if err1 != nil || err2 != nil || t.Key == "" {
+		tv, ok1 := decimalInteger(t.Value)
+		nv, ok2 := decimalInteger(taint.Value)
+		if !ok1 || !ok2 || t.Key == "" {
 			return false
 		}
 		if t.Operator == corev1.TolerationOpGt {
@@ -67,4 +68,15 @@ func TaintString(t corev1.Taint) string {
 		return t.Key + ":" + string(t.Effect)
 	}
 	return t.Key + "=" + t.Value + ":" + string(t.Effect)
+}
+
+// decimalInteger parses s as Kubernetes compares taint values: a canonical base-10 integer, with
+// no sign but an optional '-', and no leading zeros ("05", "+5" and "-0" are not integers).
+func decimalInteger(s string) (int64, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || (digits[0] == '0' && (len(digits) > 1 || len(s) > 1)) || digits[0] == '+' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
 }

@@ -1,0 +1,372 @@
+package nodeplan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v2"
+	"k8s.io/apimachinery/pkg/util/validation"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// API versions and kinds of the Karpenter v1 objects this package reads and writes.
+const (
+	NodePoolAPIVersion     = "karpenter.sh/v1"
+	EC2NodeClassAPIVersion = "karpenter.k8s.aws/v1"
+	KindNodePool           = "NodePool"
+	KindEC2NodeClass       = "EC2NodeClass"
+)
+
+// Manifests are the objects read from Karpenter v1 YAML, each kind in document order.
+type Manifests struct {
+	NodePools      []NodePool
+	EC2NodeClasses []EC2NodeClass
+}
+
+// DecodeManifests reads karpenter.sh/v1 NodePool and karpenter.k8s.aws/v1 EC2NodeClass objects
+// from YAML (or JSON): one document or many separated by "---" lines, and "kind: List" documents
+// as `kubectl get -o yaml` writes them. Empty documents are skipped. Any other kind or API
+// version is an error naming the document and the kind.
+//
+// Every problem in the input is reported at once, joined with errors.Join: YAML syntax errors per
+// document, and otherwise one [*FieldError] per problem, naming the object (`NodePool "gpu"`, with
+// the document number when there are several) and the field path as Karpenter spells it
+// (`spec.disruption.budgets[1].nodes`). On any error the returned Manifests are empty.
+//
+// Checked, as Karpenter's CRD checks them: types; unknown fields (Karpenter's API server would
+// prune or reject them; a field in its v1beta1 place gets a hint); metadata.name present, a valid
+// object name and unique per kind; weight 0-100; label keys and values; requirement operators
+// (In, NotIn, Exists, DoesNotExist, Gt, Lt) and their values (Gt and Lt take one integer),
+// minValues 1-50 and, with In, at most the number of values; requirements on one key that
+// contradict each other; taint effects; durations (Go syntax: "30s", "1h30m", "720h"; "Never"
+// where Karpenter allows it); consolidationPolicy; budgets (nodes a count or 0-100%, a cron
+// schedule and a duration set together, reasons among Empty, Underutilized and Drifted, at most
+// 50); non-negative quantities in limits; and, for EC2NodeClasses, [EC2NodeClass.Validate].
+//
+// Fields Karpenter defaults are filled in as its API server would: consolidationPolicy
+// WhenEmptyOrUnderutilized, consolidateAfter 0s, expireAfter 720h, a budget's nodes 10%, and an
+// EC2NodeClass's metadataOptions ([MetadataOptions.WithDefaults]). Omitted budgets stay nil, so the
+// library's default of one 10% budget applies; "budgets: []" (no limit) stays an empty slice.
+// metadata other than name and the whole status are ignored.
+func DecodeManifests(data []byte) (Manifests, error) {
+	d := manifestDecoder{}
+	docs := splitDocuments(data)
+	d.numbered = len(docs) > 1
+	for _, doc := range docs {
+		d.document(doc)
+	}
+	d.checkUnique()
+	if len(d.errs) > 0 {
+		return Manifests{}, errors.Join(d.errs...)
+	}
+	return d.out, nil
+}
+
+// DecodeNodePools is [DecodeManifests] for callers that want the NodePools only. Other Karpenter
+// objects in data are still checked, and their errors reported.
+func DecodeNodePools(data []byte) ([]NodePool, error) {
+	m, err := DecodeManifests(data)
+	return m.NodePools, err
+}
+
+// DecodeEC2NodeClasses is [DecodeManifests] for callers that want the EC2NodeClasses only.
+func DecodeEC2NodeClasses(data []byte) ([]EC2NodeClass, error) {
+	m, err := DecodeManifests(data)
+	return m.EC2NodeClasses, err
+}
+
+// EncodeManifests writes m as Karpenter v1 YAML, NodePools first, one document each, separated
+// by "---" lines. Decoding the output gives m back (see [EncodeNodePool] for the exceptions).
+func EncodeManifests(m Manifests) ([]byte, error) {
+	var docs [][]byte
+	for _, p := range m.NodePools {
+		b, err := EncodeNodePool(p)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, b)
+	}
+	for _, c := range m.EC2NodeClasses {
+		b, err := EncodeEC2NodeClass(c)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, b)
+	}
+	return bytes.Join(docs, []byte("---\n")), nil
+}
+
+// document is one YAML document of the input, with the line it starts on.
+type document struct {
+	number int // 1-based, counting every document including empty ones
+	line   int // 1-based line of the input the document starts on
+	data   []byte
+}
+
+// splitDocuments splits a YAML stream at "---" (document start) and "..." (document end) lines.
+// A "---" that opens the stream starts the first document rather than ending an empty one.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	start, startLine, line := 0, 1, 1
+	for pos := 0; pos <= len(data); line++ {
+		end := bytes.IndexByte(data[pos:], '\n')
+		next := len(data) + 1
+		if end >= 0 {
+			end += pos
+			next = end + 1
+		} else {
+			end = len(data)
+		}
+		text := strings.TrimRight(string(data[pos:end]), "\r")
+		if isDocumentMarker(text) {
+			docs = append(docs, document{line: startLine, data: data[start:pos]})
+			start, startLine = min(next, len(data)), line+1
+		}
+		pos = next
+	}
+	docs = append(docs, document{line: startLine, data: data[start:]})
+	if len(docs) > 1 && len(bytes.TrimSpace(docs[0].data)) == 0 {
+		docs = docs[1:]
+	}
+	for i := range docs {
+		docs[i].number = i + 1
+	}
+	return docs
+}
+
+func isDocumentMarker(line string) bool {
+	for _, m := range []string{"---", "..."} {
+		if rest, ok := strings.CutPrefix(line, m); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			rest = strings.TrimSpace(rest)
+			return rest == "" || rest[0] == '#'
+		}
+	}
+	return false
+}
+
+// manifestDecoder accumulates the objects and errors of one input.
+type manifestDecoder struct {
+	numbered bool // the input has several documents: name them in errors
+	out      Manifests
+	errs     []error
+	// where each object came from, for duplicate-name errors
+	poolFrom, classFrom []string
+}
+
+func (d *manifestDecoder) document(doc document) {
+	j, err := sigsyaml.YAMLToJSONStrict(doc.data)
+	if err != nil {
+		d.errs = append(d.errs, fmt.Errorf("nodeplan: document %d (from line %d): %w", doc.number, doc.line, err))
+		return
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		d.errs = append(d.errs, fmt.Errorf("nodeplan: document %d (from line %d): %w", doc.number, doc.line, err))
+		return
+	}
+	if v == nil {
+		return // empty, or comments only
+	}
+	where := ""
+	if d.numbered {
+		where = fmt.Sprintf("document %d", doc.number)
+	}
+	d.object(v, where, true)
+}
+
+// object decodes one Kubernetes object; where locates it ("document 2", "document 1, items[3]").
+func (d *manifestDecoder) object(v any, where string, listAllowed bool) {
+	label := where
+	if label == "" {
+		label = "document"
+	}
+	if _, ok := v.(map[string]any); !ok {
+		d.errs = append(d.errs, &FieldError{Field: label, Value: describe(v),
+			Expected: "a Kubernetes object (apiVersion, kind, metadata, spec)"})
+		return
+	}
+	w := &walker{object: label}
+	root := w.obj("", v)
+	kind, _ := root.str("kind")
+	apiVersion, _ := root.str("apiVersion")
+	md := root.child("metadata")
+	name, hasName := md.str("name")
+	for k := range md.m {
+		md.ignore(k) // namespace, labels, uid, managedFields…: not ours to check
+	}
+	root.ignore("status")
+	w.object = objectName(kind, name, where)
+
+	wantVersion := ""
+	switch kind {
+	case KindNodePool:
+		wantVersion = NodePoolAPIVersion
+	case KindEC2NodeClass:
+		wantVersion = EC2NodeClassAPIVersion
+	case "List":
+		if !listAllowed {
+			w.fail("kind", kind, "NodePool or EC2NodeClass (lists do not nest)")
+			break
+		}
+		items, _ := root.list("items")
+		root.ignore("metadata")
+		root.finish(nil)
+		d.collect(w)
+		for i, it := range items {
+			d.object(it, strings.TrimPrefix(fmt.Sprintf("%s, items[%d]", where, i), ", "), false)
+		}
+		return
+	case "":
+		w.fail("kind", "", "required: NodePool (karpenter.sh/v1) or EC2NodeClass (karpenter.k8s.aws/v1)")
+	default:
+		w.fail("kind", kind, "a kind this package reads: NodePool (karpenter.sh/v1) or EC2NodeClass (karpenter.k8s.aws/v1)")
+	}
+	if wantVersion == "" {
+		d.collect(w)
+		return
+	}
+	if apiVersion != wantVersion {
+		expected := wantVersion
+		if strings.HasSuffix(apiVersion, "/v1beta1") || strings.HasSuffix(apiVersion, "/v1alpha5") {
+			expected += " (migrate older objects with Karpenter's v1 upgrade guide)"
+		}
+		w.fail("apiVersion", apiVersion, expected)
+	}
+	if !hasName || name == "" {
+		w.fail("metadata.name", "", "required")
+	} else if msg := validObjectName(name); msg != "" {
+		w.fail("metadata.name", name, msg)
+	}
+
+	switch kind {
+	case KindNodePool:
+		p := decodeNodePoolSpec(w, root.child("spec"))
+		p.Name = name
+		root.finish(nil)
+		if d.collect(w) {
+			d.out.NodePools = append(d.out.NodePools, p)
+			d.poolFrom = append(d.poolFrom, where)
+		}
+	case KindEC2NodeClass:
+		c := decodeEC2NodeClassSpec(w, root.child("spec"))
+		c.Name = name
+		root.finish(nil)
+		w.addValidation(c.Validate())
+		if d.collect(w) {
+			d.out.EC2NodeClasses = append(d.out.EC2NodeClasses, c)
+			d.classFrom = append(d.classFrom, where)
+		}
+	}
+}
+
+// addValidation adds the errors of a Validate method, skipping those about fields that already
+// failed to parse (a field that did not parse reads as zero, which would be reported again) and
+// about metadata.name (checked already).
+func (w *walker) addValidation(err error) {
+	parsed := slices.Clone(w.errs)
+	for _, err := range unwrapAll(err) {
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field == "metadata.name" {
+			continue
+		}
+		if slices.ContainsFunc(parsed, func(p *FieldError) bool { return within(fe.Field, p.Field) }) {
+			continue
+		}
+		e := *fe
+		e.Object = w.object
+		w.errs = append(w.errs, &e)
+	}
+}
+
+// within reports whether field path a is b or inside it.
+func within(a, b string) bool {
+	return a == b || (strings.HasPrefix(a, b) && (a[len(b)] == '.' || a[len(b)] == '['))
+}
+
+// collect moves w's errors to d and reports whether there were none.
+func (d *manifestDecoder) collect(w *walker) bool {
+	for _, e := range w.errs {
+		d.errs = append(d.errs, e)
+	}
+	return len(w.errs) == 0
+}
+
+func (d *manifestDecoder) checkUnique() {
+	check := func(kind string, names []string, from []string) {
+		first := map[string]int{}
+		for i, n := range names {
+			j, dup := first[n]
+			if !dup {
+				first[n] = i
+				continue
+			}
+			also := "defined twice"
+			if from[j] != "" {
+				also = "also defined in " + from[j]
+			}
+			d.errs = append(d.errs, &FieldError{Object: objectName(kind, n, from[i]), Field: "metadata.name",
+				Value: n, Expected: fmt.Sprintf("unique (%s %q is %s)", kind, n, also)})
+		}
+	}
+	pools := make([]string, len(d.out.NodePools))
+	for i, p := range d.out.NodePools {
+		pools[i] = p.Name
+	}
+	classes := make([]string, len(d.out.EC2NodeClasses))
+	for i, c := range d.out.EC2NodeClasses {
+		classes[i] = c.Name
+	}
+	check(KindNodePool, pools, d.poolFrom)
+	check(KindEC2NodeClass, classes, d.classFrom)
+}
+
+// objectName names an object for errors: `NodePool "gpu" (document 2)`.
+func objectName(kind, name, where string) string {
+	s := kind
+	if s == "" {
+		s = "object"
+	}
+	if name != "" {
+		s += fmt.Sprintf(" %q", truncate(name))
+	}
+	if where != "" {
+		s += " (" + where + ")"
+	}
+	return s
+}
+
+// validObjectName returns why name is not a valid Kubernetes object name that also fits in a
+// label value (NodePool names go into karpenter.sh/nodepool), or "" when it is.
+func validObjectName(name string) string {
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 || len(name) > validation.LabelValueMaxLength {
+		return "a valid name: at most 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
+	}
+	return ""
+}
+
+func unwrapAll(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// marshalYAML writes v (structs with yaml tags, in field order) as YAML.
+func marshalYAML(v any) (out []byte, err error) {
+	defer func() {
+		// yaml.v2 reports some failures by panicking; turn them into errors.
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("nodeplan: encoding YAML: %v", r)
+		}
+	}()
+	return yaml.Marshal(v)
+}
