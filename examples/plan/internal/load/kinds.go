@@ -17,7 +17,6 @@ var (
 	kindNode       = kind{name: "Node", apiVersion: "v1", plural: "Nodes"}
 	kindDaemonSet  = kind{name: "DaemonSet", apiVersion: "apps/v1", plural: "DaemonSets"}
 	kindPDB        = kind{name: "PodDisruptionBudget", apiVersion: "policy/v1", plural: "PodDisruptionBudgets"}
-	kindNodePool   = kind{name: "NodePool", apiVersion: "karpenter.sh/v1", plural: "NodePools"}
 	defaultNSValue = "default"
 )
 

@@ -1,0 +1,77 @@
+// Command plan is nodeplan's what-if tool: it runs the provisioning solver or the disruption
+// planner on a snapshot of a real cluster, saved with kubectl, and prints what nodeplan would do
+// and why — without touching the cluster or the cloud.
+//
+// provision decides which nodes to launch for the pending pods (pods without spec.nodeName),
+// after filling the free room of the existing nodes, and explains every pod it cannot place: which
+// constraint of which NodePool blocked it. disrupt decides which managed nodes to delete or
+// replace, and says for every other managed node why it stays.
+//
+// A node's NodePool, instance type, zone and capacity type come from its well-known labels
+// (karpenter.sh/nodepool, node.kubernetes.io/instance-type, topology.kubernetes.io/zone,
+// karpenter.sh/capacity-type); its price from the catalog. Pods with spec.nodeName run on that
+// node; finished pods (Succeeded, Failed) are ignored, and so are pending DaemonSet pods, which
+// the DaemonSet controller creates for one node each.
+//
+// Input is what kubectl prints: a List, a typed list (PodList…), one object, or several YAML
+// documents, in YAML or JSON. Bad input — an unreadable file, a wrong kind, an invalid quantity,
+// an unknown operator — is one error per problem naming the file and the object, exit status 2,
+// and nothing on standard output. Exit status 1 is an internal failure; 0 is success, also when
+// some pods cannot be placed: that is a result, reported in the output.
+//
+// # Usage
+//
+// From the repository root:
+//
+//	go run ./examples/plan provision --pods pods.yaml --nodepools nodepools.yaml --catalog catalog.json \
+//		[--daemonsets ds.yaml] [--nodes nodes.yaml] [-o text|json]
+//
+//	go run ./examples/plan disrupt --pods pods.yaml --nodes nodes.yaml --nodepools nodepools.yaml \
+//		--catalog catalog.json [--daemonsets ds.yaml] [--pdbs pdbs.yaml] [--now 2026-11-22T10:00:00Z] [-o text|json]
+//
+// Take the snapshot with
+//
+//	kubectl get pods -A -o yaml > pods.yaml
+//	kubectl get nodes -o yaml > nodes.yaml
+//	kubectl get nodepools -o yaml > nodepools.yaml
+//	kubectl get daemonsets -A -o yaml > ds.yaml
+//	kubectl get pdb -A -o yaml > pdbs.yaml
+//
+// The catalog is a JSON object with an "instanceTypes" array, in the shape of
+// shared/data/catalog.json. examples/plan/testdata holds a small snapshot to try (its spot prices
+// are synthetic):
+//
+//	go run ./examples/plan provision --pods examples/plan/testdata/pods.yaml \
+//		--nodepools examples/plan/testdata/nodepools.yaml --catalog examples/plan/testdata/catalog.json \
+//		--daemonsets examples/plan/testdata/ds.yaml --nodes examples/plan/testdata/nodes.yaml
+//
+//	go run ./examples/plan disrupt --pods examples/plan/testdata/pods.yaml \
+//		--nodes examples/plan/testdata/nodes.yaml --nodepools examples/plan/testdata/nodepools.yaml \
+//		--catalog examples/plan/testdata/catalog.json --daemonsets examples/plan/testdata/ds.yaml \
+//		--pdbs examples/plan/testdata/pdbs.yaml --now 2026-11-22T10:00:00Z
+//
+// # Output
+//
+// -o text (the default) prints tables for people: the nodes to launch with their $/h, the pods
+// placed on existing nodes, every unschedulable pod with the reason each NodePool gave, and a
+// summary with the cost over the lower bound no plan can beat; or, for disrupt, the commands and
+// the nodes that stay, with why.
+//
+// -o json prints, for provision:
+//
+//	{"nodeClaims": [{"nodePool", "instanceType", "zone", "capacityType", "price",
+//	                 "instanceTypeOptions": [names], "pods": ["namespace/name"]}],
+//	 "existingNodes": [{"node", "pods": ["namespace/name"]}],
+//	 "unschedulable": [{"pod", "code", "reason"}],
+//	 "totalPrice", "lowerBound", "solveSeconds"}
+//
+// and for disrupt, where every managed node is in a command or in blocked:
+//
+//	{"commands": [{"action": "delete"|"replace", "reason", "nodes": [names],
+//	               "replacements": [{"instanceType", "zone", "capacityType", "price"}],
+//	               "pods": ["namespace/name"], "savings"}],
+//	 "blocked": [{"node", "code", "reason"}]}
+//
+// Prices are USD per hour; solveSeconds is the time spent inside the solver. Slices are never
+// null, and are in the solver's and planner's stable order.
+package main

@@ -1,0 +1,23 @@
+package load
+
+import (
+	"errors"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// NodePools reads Karpenter v1 NodePools (see [nodeplan.DecodeNodePools]).
+func (l *Loader) NodePools(file string) ([]nodeplan.NodePool, error) {
+	data, err := readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pools, err := nodeplan.DecodeNodePools(data)
+	if err != nil {
+		return nil, eachInFile(file, err)
+	}
+	if len(pools) == 0 {
+		return nil, &Error{File: file, Err: errors.New("no NodePools; want karpenter.sh/v1 NodePool objects")}
+	}
+	return pools, nil
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/nodeplan/nodeplan/scheduling"
+)
+
+const provisionSynopsis = "--pods FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--nodes FILE] [-o text|json]"
+
+// provision runs the solver on the snapshot and writes its plan to out.
+func provision(ctx context.Context, args []string, out, stderr io.Writer) error {
+	f := newFlags("provision", provisionSynopsis, stderr)
+	var files inputFiles
+	format := outputFormat("text")
+	f.StringVar(&files.pods, "pods", "", "`FILE` of Pods, as kubectl get pods -A -o yaml prints them; those without spec.nodeName are pending")
+	f.StringVar(&files.nodePools, "nodepools", "", "`FILE` of Karpenter v1 NodePools (YAML or JSON)")
+	f.StringVar(&files.catalog, "catalog", "", "`FILE` of the instance catalog: a JSON object with an instanceTypes array")
+	f.StringVar(&files.daemonSets, "daemonsets", "", "`FILE` of apps/v1 DaemonSets whose pods run on new nodes (optional)")
+	f.StringVar(&files.nodes, "nodes", "", "`FILE` of existing Nodes, whose free room pending pods use first (optional)")
+	f.Var(&format, "o", "output `FORMAT`: text or json")
+	if err := f.parse(args, "pods", "nodepools", "catalog"); err != nil {
+		return err
+	}
+
+	snap, err := loadSnapshot(files, func(msg string) { fmt.Fprintf(stderr, "plan: warning: %s\n", msg) })
+	if err != nil {
+		return err
+	}
+	in := scheduling.Input{
+		Pods:          snap.pending,
+		NodePools:     snap.pools,
+		InstanceTypes: snap.catalog,
+		DaemonSets:    snap.daemonSets,
+	}
+	for _, n := range snap.nodes {
+		in.Nodes = append(in.Nodes, scheduling.Node{Node: n.node, Pods: n.pods})
+	}
+
+	start := time.Now()
+	res, err := scheduling.Solve(ctx, in)
+	elapsed := time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		// Solve fails only on input it cannot use; the loader should have caught it first.
+		return badInput{fmt.Errorf("the solver rejected the input: %w", err)}
+	}
+
+	rep := newProvisionReport(res, elapsed)
+	if format == "json" {
+		return writeJSON(out, rep)
+	}
+	return rep.writeText(out, res)
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/nodeplan/nodeplan/examples/plan/internal/load"
+)
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitInternal = 1 // the tool failed: a bug, cancellation, a write error
+	exitBadInput = 2 // the input or the command line cannot be used
+)
+
+// maxErrorLines is how many problems are printed before the rest are counted.
+const maxErrorLines = 10
+
+const usage = `usage:
+  plan provision --pods FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--nodes FILE] [-o text|json]
+  plan disrupt --pods FILE --nodes FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [-o text|json]
+
+provision: which nodes to launch for the pending pods, and why any pod cannot be placed.
+disrupt:   which managed nodes to delete or replace, and why the others stay.
+Run "plan provision -h" or "plan disrupt -h" for the flags.
+`
+
+// badInput marks an error as the user's to fix (exit status 2) rather than the tool's.
+type badInput struct{ err error }
+
+func (e badInput) Error() string { return e.err.Error() }
+func (e badInput) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return badInput{fmt.Errorf(format, args...)}
+}
+
+// run is the whole program: it parses args (without the program name), writes the result to
+// stdout only when there is one, and reports problems to stderr. It returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitBadInput
+	}
+	var cmd func(context.Context, []string, io.Writer, io.Writer) error
+	switch args[0] {
+	case "provision":
+		cmd = provision
+	case "disrupt":
+		cmd = disrupt
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "plan: unknown command %q\n%s", args[0], usage)
+		return exitBadInput
+	}
+
+	// Output is buffered so that a failure half-way leaves stdout empty.
+	var out bytes.Buffer
+	err := cmd(ctx, args[1:], &out, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case err != nil:
+		// Every problem is reported, up to a screenful: a wrong file can make hundreds.
+		lines := strings.Split(err.Error(), "\n")
+		for i, line := range lines {
+			if i == maxErrorLines && len(lines) > maxErrorLines+1 {
+				fmt.Fprintf(stderr, "plan: ... and %d more problems\n", len(lines)-i)
+				break
+			}
+			fmt.Fprintf(stderr, "plan: %s\n", line)
+		}
+		var bi badInput
+		var le *load.Error
+		if errors.As(err, &bi) || errors.As(err, &le) {
+			return exitBadInput
+		}
+		return exitInternal
+	}
+	if _, err := stdout.Write(out.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "plan: writing the output: %v\n", err)
+		return exitInternal
+	}
+	return exitOK
+}
+
+// outputFormat is the value of -o.
+type outputFormat string
+
+func (f *outputFormat) String() string { return string(*f) }
+
+func (f *outputFormat) Set(s string) error {
+	switch s {
+	case "text", "json":
+		*f = outputFormat(s)
+		return nil
+	}
+	return fmt.Errorf("%q is not text or json", s)
+}
+
+// flags is a subcommand's flag set. Parse errors come back as one-line errors rather than
+// being printed with the whole usage.
+type flags struct {
+	*flag.FlagSet
+	synopsis string
+	stderr   io.Writer
+}
+
+func newFlags(name, synopsis string, stderr io.Writer) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flags{FlagSet: fs, synopsis: synopsis, stderr: stderr}
+}
+
+// parse parses args and checks that every flag in required was given and that no arguments are
+// left over. -h prints the usage and returns flag.ErrHelp.
+func (f *flags) parse(args []string, required ...string) error {
+	if err := f.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(f.stderr, "usage: plan %s %s\n\nflags:\n", f.Name(), f.synopsis)
+			f.SetOutput(f.stderr)
+			f.PrintDefaults()
+			return err
+		}
+		return usageErrorf("%s: %v (see plan %s -h)", f.Name(), err, f.Name())
+	}
+	if f.NArg() > 0 {
+		return usageErrorf("%s: unexpected argument %q (see plan %s -h)", f.Name(), f.Arg(0), f.Name())
+	}
+	set := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	var missing []string
+	for _, name := range required {
+		if !set[name] {
+			missing = append(missing, "--"+name)
+		}
+	}
+	if len(missing) > 0 {
+		return usageErrorf("%s: missing %s (see plan %s -h)", f.Name(), strings.Join(missing, ", "), f.Name())
+	}
+	return nil
+}
