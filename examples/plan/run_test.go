@@ -250,7 +250,25 @@ func documentedCommands(text string) [][]string {
 		if !strings.Contains(rest, "examples/plan/testdata/") {
 			continue
 		}
-		cmds = append(cmds, strings.Fields(strings.Trim(strings.TrimSpace(rest), "`")))
+		// An inline `code span` ends at its backtick; a pipeline's first command at the "|".
+		if i := strings.IndexAny(rest, "`|>"); i >= 0 {
+			rest = rest[:i]
+		}
+		cmds = append(cmds, strings.Fields(rest))
 	}
 	return cmds
+}
+
+func TestDocumentedCommandsParsing(t *testing.T) {
+	text := "Try `go run ./examples/plan provision --pods examples/plan/testdata/pods.yaml -o json` now.\n" +
+		"    go run ./examples/plan disrupt --pods examples/plan/testdata/pods.yaml \\\n" +
+		"        --nodes examples/plan/testdata/nodes.yaml | jq .\n" +
+		"    go run ./examples/plan provision --pods pods.yaml\n"
+	want := [][]string{
+		{"provision", "--pods", "examples/plan/testdata/pods.yaml", "-o", "json"},
+		{"disrupt", "--pods", "examples/plan/testdata/pods.yaml", "--nodes", "examples/plan/testdata/nodes.yaml"},
+	}
+	if diff := cmp.Diff(want, documentedCommands(text)); diff != "" {
+		t.Errorf("documentedCommands() (-want +got):\n%s", diff)
+	}
 }

@@ -180,6 +180,9 @@ spec:
 		{"catalog", loadCatalog, `{"instanceTypes":[{"name":"m5.large","capacity":{"cpu":"2"},"offerings":[{"zone":"a","capacityType":"on-demand","price":-1}]}]}`,
 			[]string{`catalog instanceTypes[0] (m5.large): offerings[0].price: "-1" is not a positive price`}},
 		{"empty catalog", loadCatalog, `{"instanceTypes":[]}`, []string{"the catalog has no instance types"}},
+		{"NodePool operator", loadNodePools, "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n    spec:\n      requirements: [{key: karpenter.sh/capacity-type, operator: Equals, values: [spot]}]\n",
+			[]string{`NodePool "default": spec.template.spec.requirements[0].operator: "Equals"`}},
+		{"no NodePools", loadNodePools, "# empty\n", []string{"no NodePools"}},
 		{"not a catalog", loadCatalog, `{"items":[]}`, []string{`catalog: no "instanceTypes" array`}},
 	}
 	for _, tt := range tests {
@@ -214,6 +217,7 @@ func loadNodes(l *Loader, f string) error      { _, err := l.Nodes(f); return er
 func loadDaemonSets(l *Loader, f string) error { _, err := l.DaemonSets(f); return err }
 func loadPDBs(l *Loader, f string) error       { _, err := l.PodDisruptionBudgets(f); return err }
 func loadCatalog(l *Loader, f string) error    { _, err := l.Catalog(f); return err }
+func loadNodePools(l *Loader, f string) error  { _, err := l.NodePools(f); return err }
 
 func TestMissingFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "nope.yaml")
@@ -265,6 +269,13 @@ func TestSnapshot(t *testing.T) {
 	its, err := l.Catalog(filepath.Join(dir, "catalog.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	pools, err := l.NodePools(filepath.Join(dir, "nodepools.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pools) != 2 {
+		t.Errorf("NodePools() = %d pools, want 2", len(pools))
 	}
 	if len(pods) == 0 || len(nodes) == 0 || len(dss) == 0 || len(pdbs) == 0 || len(its) == 0 {
 		t.Errorf("snapshot: %d pods, %d nodes, %d DaemonSets, %d PDBs, %d instance types; want some of each",
