@@ -44,8 +44,9 @@ type Provider interface {
 	// InstanceTypes returns every instance type a node of pool may be launched as, with its
 	// offerings and their prices, in name order. Offerings the cloud cannot supply right now
 	// (recent capacity errors, no price, no subnet in the zone) are returned with Available
-	// false rather than dropped. Errors: [*NodeClassNotReadyError] when the pool's node class
-	// cannot be resolved.
+	// false rather than dropped. The types' Labels, Capacity and Overhead may be shared between
+	// calls and must be treated as read-only; Offerings are the caller's. Errors:
+	// [*NodeClassNotReadyError] when the pool's node class cannot be resolved.
 	InstanceTypes(ctx context.Context, pool *nodeplan.NodePool) ([]nodeplan.InstanceType, error)
 
 	// IsDrifted reports why a launched node no longer matches what its NodePool and node class

@@ -1,9 +1,57 @@
 // Package ec2 implements [cloudprovider.Provider] for Amazon EC2 with aws-sdk-go-v2, for EKS
-// and for self-managed (kubeadm) clusters alike.
+// and for self-managed (kubeadm) clusters alike: it never calls the EKS API.
 //
 // The capacity model — what each instance type holds and what the kubelet keeps — reproduces
-// Karpenter's AWS provider exactly, so a solver plans with the same allocatable a Karpenter
-// cluster would see (see [Capacity], [Overhead] and [NewInstanceType]). Its assumptions are
-// configurable through [CapacityOptions]: clusters with overlay CNIs set MaxPods, and clusters
-// that measured their VM memory overhead set VMMemoryOverhead.
+// Karpenter's AWS provider exactly, so a solver plans with the allocatable a Karpenter cluster
+// would see (see [Capacity], [Overhead] and [NewInstanceType]; every type of the shared data is
+// checked). Its assumptions are configurable: clusters whose CNI does not hand out VPC
+// addresses set the node class's kubelet maxPods, and clusters that measured their VM memory
+// overhead set [Options].VMMemoryOverhead (Karpenter's 7.5% over-estimates large instances).
+//
+// A [Provider] resolves an EC2NodeClass (subnets, security groups, AMIs by alias through SSM, by
+// id, name or tags), renders userData (AL2023 nodeadm, Bottlerocket TOML, a kubeadm join for
+// Custom images when [Cluster].Kubeadm is set, or the class's own), keeps launch templates
+// named by a hash of their content, and launches each NodeClaim with one instant CreateFleet.
+// Offerings that fail with capacity errors are avoided for 3 minutes, longer when they keep
+// failing, so a short offering does not churn launches. Interruption events come from an SQS
+// queue fed by EventBridge.
+//
+// What it does not do: create instance profiles (a class's Role names an existing instance
+// profile of the same name; or set InstanceProfile), capacity reservations, Windows or AL2
+// userData, prefix delegation, NodeOverlays, or background refreshes — caches refresh on the
+// calls that find them stale, and no goroutine outlives a call.
+//
+// # IAM permissions
+//
+// The controller's role needs:
+//
+//	ec2:DescribeInstanceTypes, ec2:DescribeInstanceTypeOfferings   instance types and zones
+//	ec2:DescribeSubnets, ec2:DescribeSecurityGroups, ec2:DescribeImages   node class resolution
+//	ec2:DescribeLaunchTemplates, ec2:CreateLaunchTemplate           launch templates
+//	ec2:CreateFleet, ec2:RunInstances, ec2:CreateTags               launching, tag-on-create
+//	ec2:DescribeInstances, ec2:TerminateInstances                   Get, List, Delete, drift
+//	iam:PassRole                                                    the nodes' role
+//	ssm:GetParameter                                                AMI aliases, ssmParameter terms
+//	sqs:ReceiveMessage, sqs:DeleteMessage                           interruption events (optional)
+//	ec2:DescribeSpotPriceHistory, pricing:GetProducts               live prices (package pricing)
+//
+// and, once per account, iam:CreateServiceLinkedRole for spot (AWSServiceRoleForEC2Spot). Scope
+// TerminateInstances and CreateTags with a condition on the tag kubernetes.io/cluster/<name>.
+//
+// # Usage
+//
+//	cfg, _ := config.LoadDefaultConfig(ctx)
+//	p, err := ec2.New(ec2.Options{
+//		Cluster: ec2.Cluster{Name: "prod", Endpoint: "https://…", CABundle: ca,
+//			ServiceCIDR: "10.100.0.0/16", ClusterDNS: "10.100.0.10", KubernetesVersion: "1.33"},
+//		Region:    cfg.Region,
+//		EC2:       awsec2.NewFromConfig(cfg),
+//		SSM:       ssm.NewFromConfig(cfg),
+//		Prices:    prices, // a pricing.Source
+//		NodeClass: ec2.StaticNodeClasses(classes...),
+//	})
+//	its, err := p.InstanceTypes(ctx, pool)   // for the solver
+//	claim, err = p.Create(ctx, claim)         // for each NodeClaim it returns
+//
+// Tests run it against package ec2test, a local EC2/SSM/SQS/Pricing endpoint.
 package ec2

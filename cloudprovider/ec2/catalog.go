@@ -1,0 +1,203 @@
+package ec2
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider"
+)
+
+// catalog is what EC2 says about the region's instance types: their descriptions, and the zones
+// that offer each.
+type catalog struct {
+	types []ec2types.InstanceTypeInfo // by name
+	zones map[string][]string         // type → zones, sorted
+	all   []string                    // every zone, sorted
+
+	mu    sync.Mutex
+	built map[string][]nodeplan.InstanceType // class hash → base types
+}
+
+type catalogCache struct{ cached[*catalog] }
+
+// catalog returns the region's instance types, fetching them when missing or older than 12
+// hours (or CacheFor, if set).
+func (p *Provider) loadCatalog(ctx context.Context) (*catalog, error) {
+	c := &p.catalog
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ttl := 12 * time.Hour
+	if p.opts.CacheFor > 0 {
+		ttl = p.opts.CacheFor
+	}
+	if c.ok && p.now().Sub(c.fetched) < ttl {
+		return c.value, nil
+	}
+	cat := &catalog{zones: map[string][]string{}}
+	pages := ec2.NewDescribeInstanceTypesPaginator(p.opts.EC2, &ec2.DescribeInstanceTypesInput{
+		Filters: []ec2types.Filter{
+			{Name: aws.String("supported-virtualization-type"), Values: []string{"hvm"}},
+			{Name: aws.String("processor-info.supported-architecture"), Values: []string{"x86_64", "arm64"}},
+		},
+		MaxResults: aws.Int32(100),
+	})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("ec2: describing instance types: %w", err)
+		}
+		cat.types = append(cat.types, out.InstanceTypes...)
+	}
+	slices.SortFunc(cat.types, func(a, b ec2types.InstanceTypeInfo) int {
+		return strings.Compare(string(a.InstanceType), string(b.InstanceType))
+	})
+	offers := ec2.NewDescribeInstanceTypeOfferingsPaginator(p.opts.EC2, &ec2.DescribeInstanceTypeOfferingsInput{
+		LocationType: ec2types.LocationTypeAvailabilityZone,
+		MaxResults:   aws.Int32(1000),
+	})
+	allZones := map[string]bool{}
+	for offers.HasMorePages() {
+		out, err := offers.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("ec2: describing instance type offerings: %w", err)
+		}
+		for _, o := range out.InstanceTypeOfferings {
+			z := aws.ToString(o.Location)
+			cat.zones[string(o.InstanceType)] = append(cat.zones[string(o.InstanceType)], z)
+			allZones[z] = true
+		}
+	}
+	for k, zs := range cat.zones {
+		slices.Sort(zs)
+		cat.zones[k] = slices.Compact(zs)
+	}
+	for z := range allZones {
+		cat.all = append(cat.all, z)
+	}
+	slices.Sort(cat.all)
+	c.value, c.fetched, c.ok = cat, p.now(), true
+	p.log.Debug("ec2: instance types refreshed", "types", len(cat.types), "zones", len(cat.all))
+	return cat, nil
+}
+
+// capacityOptions derives the capacity model's settings from a node class.
+func (p *Provider) capacityOptions(nc *nodeplan.EC2NodeClass) CapacityOptions {
+	o := CapacityOptions{
+		Family:             string(nc.ResolvedAMIFamily()),
+		MaxPods:            nc.Kubelet.MaxPods,
+		PodsPerCore:        nc.Kubelet.PodsPerCore,
+		VMMemoryOverhead:   p.opts.VMMemoryOverhead,
+		KubeReserved:       nc.Kubelet.KubeReserved,
+		SystemReserved:     nc.Kubelet.SystemReserved,
+		EvictionHard:       nc.Kubelet.EvictionHard,
+		InstanceStoreRAID0: nc.InstanceStorePolicy == nodeplan.InstanceStoreRAID0,
+	}
+	for _, b := range nc.BlockDeviceMappings {
+		if b.RootVolume && b.EBS != nil {
+			o.RootVolume = b.EBS.VolumeSize
+		}
+	}
+	return o
+}
+
+// InstanceTypes implements [cloudprovider.Provider]: every hvm x86_64/arm64 type of the region
+// for which the pool's node class has an image, with an offering per zone EC2 offers it in and
+// capacity type it supports. An offering is available when it has a price, a selected subnet
+// is in its zone, and it has not failed with a capacity error recently. Labels, Capacity and
+// Overhead are shared with other calls' results and must not be modified; Offerings are fresh.
+func (p *Provider) InstanceTypes(ctx context.Context, pool *nodeplan.NodePool) ([]nodeplan.InstanceType, error) {
+	if pool == nil {
+		return nil, fmt.Errorf("ec2: InstanceTypes: nil NodePool")
+	}
+	rc, err := p.resolveClass(ctx, pool.Template.NodeClassRef.Name)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := p.loadCatalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.buildInstanceTypes(cat, rc), nil
+}
+
+// baseTypes returns the region's types described under the class's capacity options, without
+// offerings, computed once per catalog and class. They are shared: never modify them.
+func (p *Provider) baseTypes(cat *catalog, rc *resolvedClass) []nodeplan.InstanceType {
+	cat.mu.Lock()
+	defer cat.mu.Unlock()
+	if its, ok := cat.built[rc.hash]; ok {
+		return its
+	}
+	opts := p.capacityOptions(rc.class)
+	its := make([]nodeplan.InstanceType, len(cat.types))
+	for i := range cat.types {
+		its[i] = NewInstanceType(&cat.types[i], opts)
+		if p.opts.Region != "" {
+			its[i].Labels[nodeplan.LabelRegion] = p.opts.Region
+		}
+	}
+	if cat.built == nil {
+		cat.built = map[string][]nodeplan.InstanceType{}
+	}
+	cat.built[rc.hash] = its
+	return its
+}
+
+func (p *Provider) buildInstanceTypes(cat *catalog, rc *resolvedClass) []nodeplan.InstanceType {
+	base := p.baseTypes(cat, rc)
+	avoid := p.unavailable.snapshot(p.now())
+	subnetZones := map[string]bool{}
+	for _, s := range rc.subnets {
+		subnetZones[s.zone] = true
+	}
+	out := make([]nodeplan.InstanceType, 0, len(cat.types))
+	for i := range cat.types {
+		info := &cat.types[i]
+		it := base[i] // shares Labels, Capacity and Overhead; Offerings are new
+		if _, ok := rc.amis[it.Labels[nodeplan.LabelArch]]; !ok {
+			continue
+		}
+		zones := cat.zones[it.Name]
+		it.Offerings = make([]nodeplan.Offering, 0, 2*len(zones))
+		for _, ct := range []nodeplan.CapacityType{nodeplan.CapacityTypeOnDemand, nodeplan.CapacityTypeSpot} {
+			if !slices.Contains(info.SupportedUsageClasses, ec2types.UsageClassType(ct)) && len(info.SupportedUsageClasses) > 0 {
+				continue
+			}
+			for _, z := range zones {
+				price, ok := p.price(it.Name, z, ct)
+				avail := ok && subnetZones[z] && !avoid[cloudprovider.OfferingKey{InstanceType: it.Name, Zone: z, CapacityType: ct}]
+				it.Offerings = append(it.Offerings, nodeplan.Offering{Zone: z, CapacityType: ct, Price: price, Available: avail})
+			}
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+func (p *Provider) price(instanceType, zone string, ct nodeplan.CapacityType) (float64, bool) {
+	if p.opts.Prices == nil {
+		return 0, false
+	}
+	if op, isPricer := p.opts.Prices.(interface {
+		Price(instanceType, zone string, ct nodeplan.CapacityType) (float64, bool)
+	}); isPricer {
+		price, ok := op.Price(instanceType, zone, ct)
+		return price, ok && price > 0
+	}
+	var price float64
+	var ok bool
+	if ct == nodeplan.CapacityTypeSpot {
+		price, ok = p.opts.Prices.Spot(instanceType, zone)
+	} else {
+		price, ok = p.opts.Prices.OnDemand(instanceType)
+	}
+	return price, ok && price > 0
+}
