@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // EC2NodeClass says how nodes are launched on EC2: which machine image, subnets, security groups
@@ -304,6 +305,7 @@ var (
 	reservedKeys     = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage, "pid"}
 	evictionSignals  = []string{"memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree", "pid.available"}
 	maxEBSVolumeSize = resource.MustParse("64Ti")
+	hundred          = resource.MustParse("100")
 )
 
 // Validate reports every invalid field of c, each as a [*FieldError] whose Field is the path
@@ -319,7 +321,7 @@ func (c *EC2NodeClass) Validate() error {
 	if c.Name == "" {
 		v.object = "EC2NodeClass"
 		v.fail("metadata.name", "", "required")
-	} else if msg := validObjectName(c.Name); msg != "" {
+	} else if msg := validObjectName(c.Name, validation.DNS1123SubdomainMaxLength); msg != "" {
 		v.fail("metadata.name", c.Name, msg)
 	}
 	switch {
@@ -585,7 +587,7 @@ func (v *classValidator) kubelet(k KubeletConfiguration) {
 func validThreshold(s string) bool {
 	if p, ok := strings.CutSuffix(s, "%"); ok {
 		q, err := resource.ParseQuantity(p)
-		return err == nil && q.Sign() >= 0 && q.Cmp(resource.MustParse("100")) <= 0
+		return err == nil && q.Sign() >= 0 && q.Cmp(hundred) <= 0
 	}
 	q, err := resource.ParseQuantity(s)
 	return err == nil && q.Sign() >= 0

@@ -238,9 +238,13 @@ func (d *manifestDecoder) object(v any, where string, listAllowed bool) {
 		}
 		w.fail("apiVersion", apiVersion, expected)
 	}
+	maxName := validation.DNS1123SubdomainMaxLength
+	if kind == KindNodePool {
+		maxName = validation.LabelValueMaxLength // the name goes into the karpenter.sh/nodepool label
+	}
 	if !hasName || name == "" {
 		w.fail("metadata.name", "", "required")
-	} else if msg := validObjectName(name); msg != "" {
+	} else if msg := validObjectName(name, maxName); msg != "" {
 		w.fail("metadata.name", name, msg)
 	}
 
@@ -341,11 +345,11 @@ func objectName(kind, name, where string) string {
 	return s
 }
 
-// validObjectName returns why name is not a valid Kubernetes object name that also fits in a
-// label value (NodePool names go into karpenter.sh/nodepool), or "" when it is.
-func validObjectName(name string) string {
-	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 || len(name) > validation.LabelValueMaxLength {
-		return "a valid name: at most 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
+// validObjectName returns why name is not a valid Kubernetes object name of at most maxLen
+// characters, or "" when it is.
+func validObjectName(name string, maxLen int) string {
+	if len(validation.IsDNS1123Subdomain(name)) > 0 || len(name) > maxLen {
+		return fmt.Sprintf("a valid name: at most %d lowercase letters, digits, '-' and '.', starting and ending with a letter or digit", maxLen)
 	}
 	return ""
 }

@@ -51,6 +51,9 @@ func (w *walker) obj(path string, v any) *node {
 }
 
 func (n *node) at(key string) string {
+	if key == "" {
+		key = `""`
+	}
 	if n.path == "" {
 		return key
 	}

@@ -43,7 +43,6 @@ func benchPod(b *testing.B) Requirements {
 func BenchmarkRequirementsMatches(b *testing.B) {
 	labels, _ := benchNode(b)
 	pod := benchPod(b)
-	b.Logf("pod keys=%d node labels=%d", pod.Len(), len(labels))
 	b.ReportAllocs()
 	for b.Loop() {
 		if !pod.Matches(labels) {
