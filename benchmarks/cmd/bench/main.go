@@ -1,0 +1,84 @@
+// Command bench runs the scenario suite through nodeplan's solver and prints, per scenario, the
+// cost ($/h), cost over the lower bound, nodes, unplaced pods, median solve time, CPU time,
+// pods/s, allocations and the independent checker's verdict.
+//
+// Usage:
+//
+//	go run ./cmd/bench [-size full|small] [-run regexp] [-runs 5] [-budget 20s] [-o table|json]
+//
+// The Karpenter comparison lives in the separate module benchmarks/karpenter.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+
+	"github.com/nodeplan/nodeplan/benchmarks/internal/measure"
+	"github.com/nodeplan/nodeplan/benchmarks/internal/report"
+	"github.com/nodeplan/nodeplan/benchmarks/suite"
+)
+
+func main() {
+	size := flag.String("size", "full", "suite size: full or small")
+	run := flag.String("run", "", "only scenarios whose name matches this regexp")
+	runs := flag.Int("runs", 5, "most runs per scenario (the median is reported)")
+	budget := flag.Duration("budget", 0, "stop repeating a scenario after this much time (0: 20s)")
+	out := flag.String("o", "table", "output: table (markdown) or json")
+	flag.Parse()
+	if err := bench(*size, *run, *out, measure.Options{Runs: *runs, Budget: *budget}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func bench(size, run, out string, o measure.Options) error {
+	var sz suite.Size
+	switch size {
+	case "full":
+		sz = suite.Full
+	case "small":
+		sz = suite.Small
+	default:
+		return fmt.Errorf("bench: -size %q: want full or small", size)
+	}
+	if out != "table" && out != "json" {
+		return fmt.Errorf("bench: -o %q: want table or json", out)
+	}
+	re, err := regexp.Compile(run)
+	if err != nil {
+		return fmt.Errorf("bench: -run: %w", err)
+	}
+	scs, err := suite.Scenarios(sz)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	var rs []measure.Result
+	for _, sc := range scs {
+		if !re.MatchString(sc.Name) {
+			continue
+		}
+		r, err := measure.Nodeplan(context.Background(), sc, o)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "%-22s %7d pods  $%.3f/h  cost/LB %.3f  %5d nodes  %d unplaced  %v\n",
+			r.Scenario, r.Pods, r.Cost, r.CostOverLB(), r.Nodes, r.Unplaced, measure.Round(r.Wall))
+		if r.Violation != "" {
+			fmt.Fprintf(os.Stderr, "  %d violations, first: %s\n", r.Violations, r.Violation)
+		}
+		if r.Note != "" {
+			fmt.Fprintf(os.Stderr, "  %s\n", r.Note)
+		}
+		rs = append(rs, r)
+	}
+	if out == "json" {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rs)
+	}
+	return report.NodeplanTable(os.Stdout, rs)
+}
