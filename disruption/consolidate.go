@@ -87,8 +87,17 @@ func (p *planner) consolidation(b *buckets) error {
 	if best != nil {
 		opts = append(opts, best)
 	}
+	// Singles, in rank order pool by pool. Once a pool has twice as many feasible moves as its
+	// budget can take, its remaining candidates wait: they could only replace a better move.
 	reserve := min(8, p.maxSims/4)
+	found := map[string]int{}
 	for _, s := range roundRobin(viable) {
+		pool := s.in.NodePool
+		if left := p.budgets.left(pool, nodeplan.ReasonUnderutilized); left != math.MaxInt && found[pool] >= 2*left {
+			s.blocked = p.budgets.blocked(pool, nodeplan.ReasonUnderutilized, 1)
+			s.blocked.Message += "; better-ranked moves are using it"
+			continue
+		}
 		if p.sims >= p.maxSims-reserve {
 			s.blocked = &Blocked{Code: CodeNotEvaluated, Message: fmt.Sprintf(
 				"the pass reached its limit of %d simulations (Options.MaxSimulations) before evaluating the node; a later pass will", p.maxSims)}
@@ -102,6 +111,7 @@ func (p *planner) consolidation(b *buckets) error {
 			s.blocked = bl
 			continue
 		}
+		found[pool]++
 		opts = append(opts, o)
 	}
 

@@ -207,7 +207,7 @@ func (p *planner) command(reason nodeplan.DisruptionReason, set []*nstate, sim s
 	for _, u := range sim.result.Unschedulable {
 		c.Unplaced = append(c.Unplaced, u.Pod)
 	}
-	if len(sim.pods) == 0 && len(c.Pods) > 0 {
+	if !sim.done && len(c.Pods) > 0 {
 		c.Unplaced = slices.Clone(c.Pods) // never simulated
 	}
 	if len(c.Replacements) > 0 {

@@ -1,7 +1,10 @@
 package disruption
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -10,9 +13,14 @@ import (
 
 // simulation is what the solver says would happen to the pods of a set of nodes.
 type simulation struct {
-	pods   []*corev1.Pod // the pods that move, as given to the solver
+	done   bool // false when the pass could not afford it
 	result scheduling.Result
 }
+
+// maxOtherNodes bounds the nodes a simulation offers the solver besides those whose pods matter
+// to inter-pod terms: the ones with the most free room. A plan on fewer nodes is still valid on
+// all of them; it may only miss a tighter packing.
+const maxOtherNodes = 256
 
 // canSimulate reports whether the pass may run another simulation.
 func (p *planner) canSimulate() bool { return p.sims < p.maxSims }
@@ -34,9 +42,11 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 			pods = append(pods, &q)
 		}
 	}
-	sim := simulation{pods: pods}
 	if len(pods) == 0 {
-		return sim, nil
+		return simulation{done: true}, nil
+	}
+	if moves, ok := p.fastDelete(set); ok {
+		return simulation{done: true, result: scheduling.Result{Existing: moves}}, nil
 	}
 	p.sims++
 	skip := make(map[*nstate]bool, len(in))
@@ -45,13 +55,23 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 	}
 	shapes := minimalShapes(p, orig)
 	var nodes []scheduling.Node
+	var others []*nstate
 	for _, s := range p.nodes {
 		if !s.dest || s.gone || skip[s] {
 			continue
 		}
-		if len(s.sched.Pods) == 0 && !fitsAny(s.free, shapes) {
-			continue // no pod of the set fits, and nothing on it matters to the rest
+		if len(s.sched.Pods) > 0 {
+			nodes = append(nodes, s.sched)
+		} else if fitsAny(s.free, shapes) {
+			others = append(others, s)
 		}
+	}
+	if len(others) > maxOtherNodes {
+		slices.SortStableFunc(others, func(a, b *nstate) int { return cmp.Compare(b.free.cpu, a.free.cpu) })
+		others = others[:maxOtherNodes]
+		slices.SortStableFunc(others, func(a, b *nstate) int { return strings.Compare(a.name, b.name) })
+	}
+	for _, s := range others {
 		nodes = append(nodes, s.sched)
 	}
 	res, err := scheduling.Solve(p.ctx, scheduling.Input{
@@ -68,8 +88,7 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 	if err != nil {
 		return simulation{}, fmt.Errorf("disruption: simulating %s: %w", names(set), err)
 	}
-	sim.result = res
-	return sim, nil
+	return simulation{done: true, result: res}, nil
 }
 
 // minimalShapes returns the pods' distinct requests that no other request is below in every

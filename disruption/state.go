@@ -59,6 +59,7 @@ type nstate struct {
 	free      vec
 	receives  bool // took pods this pass, so it must stay
 	changedAt int  // planner.version when it last took pods
+	mark      int  // equals planner.mark while the node is in the set being evaluated
 
 	dest      bool // may take pods: initialized, not disrupting, not going away
 	gone      bool // in a command
@@ -87,6 +88,11 @@ type planner struct {
 	requests    map[*corev1.Pod]corev1.ResourceList
 	version     int  // bumped by every commit that changes where pods can go
 	interPodMvd bool // a committed move carried pods with inter-pod terms
+
+	mark    int         // see nstate.mark
+	dests   []destEntry // see destIndex
+	destsAt int         // planner.version dests was built at
+	scratch []destEntry // fastDelete's working copy of dests
 
 	sims     int
 	maxSims  int
