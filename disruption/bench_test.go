@@ -16,7 +16,7 @@ import (
 // benchCluster builds a cluster of n nodes running about podsPerNode pods each, from 40
 // deployments (50m-400m cpu each), so nodes run at 20%-95% of their cpu, in two pools with the
 // default budget of 10%: the shape of a large cluster some weeks after a scale-down.
-func benchCluster(tb testing.TB, n, podsPerNode int, seed uint64) disruption.Input {
+func benchCluster(tb tb, n, podsPerNode int, seed uint64) disruption.Input {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	types := []string{"m5.2xlarge", "m5.4xlarge", "c5.4xlarge", "r5.2xlarge", "m6i.4xlarge"}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +16,14 @@ import (
 	"github.com/nodeplan/nodeplan/disruption"
 )
 
+// tb is what the helpers need of *testing.T, *testing.B and *rapid.T.
+type tb interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // t0 is a Monday, 10:00 UTC.
 var t0 = time.Date(2026, 11, 16, 10, 0, 0, 0, time.UTC)
 
@@ -27,7 +34,7 @@ var (
 )
 
 // testCatalog is testdata/catalog.json: 36 us-east-1 types, on-demand and (synthetic) spot.
-func testCatalog(t testing.TB) []nodeplan.InstanceType {
+func testCatalog(t tb) []nodeplan.InstanceType {
 	t.Helper()
 	catalogOnce.Do(func() {
 		data, err := os.ReadFile("testdata/catalog.json")
@@ -43,7 +50,7 @@ func testCatalog(t testing.TB) []nodeplan.InstanceType {
 	return catalogList
 }
 
-func instanceType(t testing.TB, name string) *nodeplan.InstanceType {
+func instanceType(t tb, name string) *nodeplan.InstanceType {
 	t.Helper()
 	cat := testCatalog(t)
 	for i := range cat {
@@ -69,7 +76,7 @@ type nodeOpt func(*disruption.Node)
 
 // newNode is an initialized, on-demand node in us-east-1a, created and last touched a day
 // before t0, at its catalog price.
-func newNode(t testing.TB, name, typ, pool string, opts ...nodeOpt) disruption.Node {
+func newNode(t tb, name, typ, pool string, opts ...nodeOpt) disruption.Node {
 	t.Helper()
 	it := instanceType(t, typ)
 	n := disruption.Node{NodePool: pool, InstanceType: typ, Zone: "us-east-1a", CapacityType: nodeplan.CapacityTypeOnDemand,

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +18,7 @@ import (
 // checkInvariants checks what every plan must keep, computed independently of the planner
 // where it can be: budgets, do-not-disrupt, PDBs, that moved pods fit (by scheduling/check),
 // that consolidation never raises cost, and that every managed node is accounted for once.
-func checkInvariants(t testing.TB, in disruption.Input, r disruption.Result) {
+func checkInvariants(t tb, in disruption.Input, r disruption.Result) {
 	t.Helper()
 	pools := map[string]*nodeplan.NodePool{}
 	for i := range in.NodePools {
@@ -183,7 +182,7 @@ func ready(p *corev1.Pod) bool {
 // checkFit rebuilds the cluster the plan leaves — every node not in a command, with its pods —
 // and asks scheduling/check whether all the moved pods, placed as the commands say, fit it plus
 // the replacements at once.
-func checkFit(t testing.TB, in disruption.Input, r disruption.Result) {
+func checkFit(t tb, in disruption.Input, r disruption.Result) {
 	t.Helper()
 	gone := map[string]bool{}
 	for _, c := range r.Commands {

@@ -77,7 +77,11 @@ func (p *planner) emptiness(b *buckets) error {
 	list := slices.Clone(b.empty)
 	slices.SortStableFunc(list, func(x, y *nstate) int { return cmp.Compare(y.price, x.price) })
 	for _, s := range list {
-		if s.gone || s.receives {
+		if s.gone {
+			continue
+		}
+		if s.receives {
+			s.blocked = p.receivesBlocker()
 			continue
 		}
 		one := map[string]int{s.in.NodePool: 1}
@@ -129,7 +133,9 @@ func (p *planner) drift(b *buckets) error {
 		p.budgets.take(one)
 		p.pdbs.take(need)
 		if len(s.movable) == 0 {
-			p.commit(p.command(nodeplan.ReasonDrifted, []*nstate{s}, simulation{}), []*nstate{s})
+			c := p.command(nodeplan.ReasonDrifted, []*nstate{s}, simulation{})
+			c.Forceful = eventual(s)
+			p.commit(c, []*nstate{s})
 			continue
 		}
 		busy = append(busy, admitted{s, need})
@@ -141,7 +147,6 @@ func (p *planner) drift(b *buckets) error {
 		p.pdbs.take(negate(a.need))
 	}
 	share := max(1, (p.maxSims-p.sims)/2)
-	groups := chunkN(len(busy), share)
 	var try func(group []admitted) error
 	try = func(group []admitted) error {
 		if !p.canSimulate() {
@@ -174,13 +179,25 @@ func (p *planner) drift(b *buckets) error {
 			}
 			return try(group[h:])
 		}
-		p.commit(p.command(nodeplan.ReasonDrifted, set, sim), set)
+		c := p.command(nodeplan.ReasonDrifted, set, sim)
+		c.Forceful = eventual(set[0])
+		p.commit(c, set)
 		return nil
 	}
-	for _, g := range groups {
-		group := busy[g[0]:g[1]]
-		if err := try(group); err != nil {
-			return err
+	// Eventual and graceful nodes go in separate groups, so a command is one or the other.
+	var graceful, eventualOnes []admitted
+	for _, a := range busy {
+		if eventual(a.s) {
+			eventualOnes = append(eventualOnes, a)
+		} else {
+			graceful = append(graceful, a)
+		}
+	}
+	for _, part := range [][]admitted{graceful, eventualOnes} {
+		for _, g := range chunkN(len(part), max(1, share*len(part)/max(len(busy), 1))) {
+			if err := try(part[g[0]:g[1]]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

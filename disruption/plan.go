@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeplan/nodeplan"
@@ -59,6 +61,8 @@ func (p *planner) reservePending() error {
 	for _, s := range p.nodes {
 		if s.dest {
 			nodes = append(nodes, s.sched)
+		} else if len(s.sched.Pods) > 0 {
+			nodes = append(nodes, s.countOnly())
 		}
 	}
 	p.sims++
@@ -269,6 +273,52 @@ func (p *planner) commit(c Command, set []*nstate) {
 			dst.changedAt = p.version + 1
 		}
 	}
+	for _, rc := range c.Replacements {
+		p.addVirtual(rc, byKey)
+	}
 	p.version++
 	p.commands = append(p.commands, c)
 }
+
+// addVirtual makes a replacement visible to later simulations as a full node carrying the
+// moved pods that inter-pod terms care about: spread and affinity must count them, but no other
+// command may put pods on a node it does not own.
+func (p *planner) addVirtual(rc scheduling.NewNodeClaim, byKey map[string]*corev1.Pod) {
+	var kept []*corev1.Pod
+	for _, k := range rc.Pods {
+		if pod := byKey[k]; pod != nil && p.relevant(pod) {
+			bound := pod.DeepCopy()
+			bound.Spec.NodeName = rc.Name
+			kept = append(kept, bound)
+		}
+	}
+	if len(kept) == 0 {
+		return
+	}
+	labels := map[string]string{}
+	if it := p.typesFor(rc.NodePool)[rc.InstanceType]; it != nil {
+		for k, v := range it.Labels {
+			labels[k] = v
+		}
+	}
+	for k, v := range rc.Requirements.Labels() {
+		labels[k] = v
+	}
+	for k, v := range rc.Labels {
+		labels[k] = v
+	}
+	labels[nodeplan.LabelZone] = rc.Offering.Zone
+	labels[nodeplan.LabelCapacityType] = string(rc.Offering.CapacityType)
+	labels[nodeplan.LabelNodePool] = rc.NodePool
+	labels[nodeplan.LabelHostname] = rc.Name
+	node := &corev1.Node{}
+	node.Name = rc.Name
+	node.Labels = labels
+	node.Spec.Taints = append(slices.Clone(rc.Taints), corev1.Taint{Key: virtualTaint, Effect: corev1.TaintEffectNoSchedule})
+	node.Status.Allocatable = corev1.ResourceList{}
+	p.virtual = append(p.virtual, scheduling.Node{Node: node, Pods: kept})
+}
+
+// virtualTaint keeps pods off the stand-ins for other commands' replacements and for nodes
+// that may not take pods.
+const virtualTaint = "disruption.nodeplan.io/replacement"

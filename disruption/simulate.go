@@ -57,7 +57,13 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 	var nodes []scheduling.Node
 	var others []*nstate
 	for _, s := range p.nodes {
-		if !s.dest || s.gone || skip[s] {
+		if s.gone || skip[s] {
+			continue
+		}
+		if !s.dest {
+			if len(s.sched.Pods) > 0 {
+				nodes = append(nodes, s.countOnly())
+			}
 			continue
 		}
 		if len(s.sched.Pods) > 0 {
@@ -74,6 +80,7 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 	for _, s := range others {
 		nodes = append(nodes, s.sched)
 	}
+	nodes = append(nodes, p.virtual...)
 	res, err := scheduling.Solve(p.ctx, scheduling.Input{
 		Pods:              pods,
 		NodePools:         p.in.NodePools,
@@ -140,4 +147,16 @@ func names(set []*nstate) string {
 	}
 	sortStrings(out)
 	return joinSorted(out)
+}
+
+// countOnly is the node as a simulation sees it when it may not take pods (not initialized,
+// disrupting, drifted, going away): its pods still count for spread and affinity, but a taint no
+// pod tolerates keeps new ones off.
+func (s *nstate) countOnly() scheduling.Node {
+	n := *s.sched.Node
+	n.Spec.Taints = append(slices.Clone(n.Spec.Taints), corev1.Taint{Key: virtualTaint, Effect: corev1.TaintEffectNoSchedule})
+	n.Status.Allocatable = corev1.ResourceList{}
+	v := s.sched
+	v.Node = &n
+	return v
 }

@@ -94,6 +94,8 @@ type planner struct {
 	destsAt int         // planner.version dests was built at
 	scratch []destEntry // fastDelete's working copy of dests
 
+	virtual []scheduling.Node // replacements of earlier commands, for inter-pod terms only
+
 	sims     int
 	maxSims  int
 	commands []Command
