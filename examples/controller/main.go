@@ -1,0 +1,139 @@
+// Command controller is nodeplan's example node autoscaler. With no flags it runs a whole
+// scale-up and consolidation cycle in simulation and exits; with --kubeconfig it runs against a
+// real cluster. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/nodeplan/nodeplan/examples/internal/controller"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "controller:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	scenario    string
+	list        bool
+	verbose     bool
+	metricsAddr string
+	planner     string
+
+	kubeconfig         string
+	nodePools          string
+	nodePoolsConfigMap string
+	leaderElect        bool
+	leaseNamespace     string
+	leaseName          string
+	identity           string
+	logFormat          string
+	region             string
+	clusterName        string
+	provider           string
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.scenario, "scenario", "inflate", "simulation scenario: inflate, spot-interruption, ice, drift")
+	fs.BoolVar(&o.list, "list", false, "list the simulation scenarios and exit")
+	fs.BoolVar(&o.verbose, "v", false, "verbose: debug lines too")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", `serve Prometheus metrics on this address (e.g. ":8080"); off when empty`)
+	fs.StringVar(&o.planner, "planner", "disruption", "disruption planner: disruption (nodeplan's planner) or emptiness (empty nodes only)")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "run against the cluster of this kubeconfig instead of simulating")
+	fs.StringVar(&o.nodePools, "nodepools", "", "file of Karpenter v1 NodePool (and EC2NodeClass) YAML")
+	fs.StringVar(&o.nodePoolsConfigMap, "nodepools-configmap", "", "namespace/name of a ConfigMap whose nodepools.yaml key holds the NodePools")
+	fs.BoolVar(&o.leaderElect, "leader-elect", true, "with --kubeconfig: run only while holding the Lease, so replicas can run side by side")
+	fs.StringVar(&o.leaseNamespace, "lease-namespace", "kube-system", "namespace of the leader-election Lease")
+	fs.StringVar(&o.leaseName, "lease-name", "nodeplan-controller", "name of the leader-election Lease")
+	fs.StringVar(&o.identity, "identity", "", "this replica's name in the Lease; empty means the hostname")
+	fs.StringVar(&o.logFormat, "log-format", "json", "with --kubeconfig: json or text")
+	fs.StringVar(&o.region, "region", "", "with --kubeconfig: AWS region (default from the environment)")
+	fs.StringVar(&o.clusterName, "cluster-name", "", "with --kubeconfig: cluster name, for discovery tags and instance tags")
+	fs.StringVar(&o.provider, "provider", "ec2", "with --kubeconfig: ec2")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o.list {
+		for _, s := range scenarios {
+			fmt.Fprintf(stdout, "%-18s %s\n", s.name, s.about)
+		}
+		return nil
+	}
+	var metrics *controller.Metrics
+	if o.metricsAddr != "" {
+		metrics = controller.NewMetrics()
+		srv, err := serveMetrics(o.metricsAddr, metrics)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+	}
+	var planner controller.Planner
+	switch o.planner {
+	case "disruption":
+	case "emptiness":
+		planner = controller.Emptiness{}
+	default:
+		return fmt.Errorf("unknown --planner %q (want disruption or emptiness)", o.planner)
+	}
+	if o.kubeconfig != "" {
+		return runCluster(ctx, o, metrics, planner, stderr)
+	}
+	return simulate(ctx, stdout, simOptions{Scenario: o.scenario, Verbose: o.verbose, Metrics: metrics, Planner: planner})
+}
+
+func serveMetrics(addr string, m *controller.Metrics) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	return srv, nil
+}
+
+func newLogger(format string, w io.Writer, verbose bool) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if verbose {
+		opts.Level = slog.LevelDebug
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}

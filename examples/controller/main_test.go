@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDefaultRun runs what a newcomer runs first — `go run ./examples/controller` — and checks
+// the story it tells: one node launched for the five pods, with its price, and removed as
+// empty after the scale-down, with the savings.
+func TestDefaultRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errs bytes.Buffer
+	if err := run(ctx, nil, &out, &errs); err != nil {
+		t.Fatalf("run() = %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errs.String())
+	}
+	for _, want := range []string{
+		`(?m)^00:00:01 scaled deployment inflate to 5$`,
+		`(?m)^\d\d:\d\d:\d\d launched nodeclaim default-[a-z0-9]{5} nodepool=default instance-type=\S+ zone=us-east-1[abc] capacity-type=(spot|on-demand) price=\$0\.\d{4}/h allocatable=cpu:\d+m,.*pods=5$`,
+		`(?m)^\d\d:\d\d:\d\d 5/5 inflate pods running nodes=\[ip-[^ ]+\]$`,
+		`(?m)^\d\d:\d\d:\d\d scaled deployment inflate to 0$`,
+		`(?m)^\d\d:\d\d:\d\d disrupting node\(s\) reason=Empty savings=\$0\.\d{4}/h`,
+		`(?m)^\d\d:\d\d:\d\d deleted nodeclaim default-[a-z0-9]{5} .*reason=Empty$`,
+		`(?m)^  nodes launched: 1$`,
+		`(?m)^    Empty: 1 node\(s\), savings \$0\.\d{4}/h$`,
+		`(?m)^  fleet: peak \$0\.\d{4}/h, now \$0\.0000/h`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out.String()) {
+			t.Errorf("output lacks a line matching %s\noutput:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "ERROR") {
+		t.Errorf("output has errors:\n%s", out.String())
+	}
+}
+
+// TestScenarios runs the other simulated scenarios; each checks its own outcome.
+func TestScenarios(t *testing.T) {
+	for _, sc := range scenarios[1:] {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			var out bytes.Buffer
+			if err := run(ctx, []string{"--scenario", sc.name}, &out, &out); err != nil {
+				t.Fatalf("run(--scenario %s) = %v\noutput:\n%s", sc.name, err, out.String())
+			}
+		})
+	}
+}
+
+func TestUnknownScenario(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"--scenario", "nope"}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "inflate") {
+		t.Errorf(`run(--scenario nope) = %v, want an error listing the scenarios`, err)
+	}
+}

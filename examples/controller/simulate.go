@@ -1,0 +1,566 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider"
+	"github.com/nodeplan/nodeplan/examples/internal/controller"
+	"github.com/nodeplan/nodeplan/examples/internal/sim"
+	"github.com/nodeplan/nodeplan/scheduling"
+)
+
+// simOptions configure a simulated run.
+type simOptions struct {
+	Scenario string
+	Verbose  bool
+	// Metrics, when set, is updated by the controller (served by the caller).
+	Metrics *controller.Metrics
+	// Planner replaces disruption.Plan when set.
+	Planner controller.Planner
+}
+
+// scenario is a script played against the simulated cluster.
+type scenario struct {
+	name, about string
+	run         func(ctx context.Context, r *simRun) error
+}
+
+var scenarios = []scenario{
+	{"inflate", `the "inflate" lab: scale a 1-CPU deployment to 5 (one node launched), then to 0 (the empty node removed after consolidateAfter)`, inflateScenario},
+	{"spot-interruption", "a spot node gets a two-minute interruption warning: it is replaced and drained at once", spotScenario},
+	{"ice", "the cheapest offering has no capacity (InsufficientInstanceCapacity): the launch falls back to the next", iceScenario},
+	{"drift", "a new machine image is released: drifted nodes are replaced, replacement first", driftScenario},
+}
+
+func findScenario(name string) (scenario, error) {
+	for _, s := range scenarios {
+		if s.name == name {
+			return s, nil
+		}
+	}
+	var names []string
+	for _, s := range scenarios {
+		names = append(names, s.name)
+	}
+	return scenario{}, fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(names, ", "))
+}
+
+// simRun is one simulated run: the world, the controller, the timeline and what it recorded.
+type simRun struct {
+	w    *sim.World
+	log  *slog.Logger
+	book *ledger
+}
+
+const (
+	labNamespace = "karpenter-test"
+	labName      = "inflate"
+)
+
+// simulate plays a scenario against the simulated cluster and cloud, printing the timeline and
+// a summary to out. It returns an error when the scenario's expectations were not met.
+func simulate(ctx context.Context, out io.Writer, o simOptions) error {
+	sc, err := findScenario(o.Scenario)
+	if err != nil {
+		return err
+	}
+	pools, err := nodeplan.DecodeNodePools(sim.NodePoolsYAML())
+	if err != nil {
+		return fmt.Errorf("embedded nodepools: %w", err)
+	}
+	level := slog.LevelInfo
+	if o.Verbose {
+		level = slog.LevelDebug
+	}
+	w := sim.NewWorld(nil)
+	book := &ledger{now: w.Clock.Now, claims: map[string]*claimRecord{}}
+	tl := sim.NewTimeline(out, w.Clock.Now, sim.Epoch, level, "provider-id", "command", "decision",
+		"disrupted-node-count", "replacement-node-count", "duration", "lower-bound", "cost")
+	log := slog.New(&observer{Handler: tl, book: book})
+	if o.Verbose {
+		debug := log.With("component", "sim")
+		w.Kubelet.Logger = debug
+		w.Scheduler.Logger = debug
+	}
+	real0 := time.Now()
+	fmt.Fprintf(out, "nodeplan controller — simulation %q: %s\n", sc.name, sc.about)
+	fmt.Fprintf(out, "nodepool %s: labels eks-team=my-team, %s, consolidateAfter %s; catalog: %d instance types in us-east-1 (spot prices modelled)\n\n",
+		pools[0].Name, describeRequirements(pools[0]), pools[0].Disruption.ConsolidateAfter, len(w.Cloud.Catalog))
+
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.Client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+
+	ctrl := &controller.Controller{
+		Client:    w.Client,
+		Provider:  w.Cloud,
+		NodePools: controller.StaticNodePools(pools),
+		Solve:     scheduling.Solve,
+		Planner:   o.Planner,
+		Clock:     w.Clock,
+		Logger:    log,
+		Recorder:  broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "nodeplan"}),
+		Metrics:   o.Metrics,
+		Seed:      1,
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(cctx) }()
+	stop := func() error {
+		cancel()
+		return <-done
+	}
+	r := &simRun{w: w, log: log, book: book}
+	// Give the informers a moment to sync before the script starts.
+	if _, err := w.Until(ctx, 5*time.Second, func() bool { return ctrl.Tracker() != nil && book.started() }); err != nil {
+		return errors.Join(err, stop())
+	}
+	serr := sc.run(ctx, r)
+	if err := stop(); err != nil {
+		serr = errors.Join(serr, err)
+	}
+	running, _ := r.runningPods()
+	book.summary(out, w.Elapsed(), time.Since(real0), running)
+	if leaks := r.instances(); serr == nil && sc.name == "inflate" && len(leaks) > 0 {
+		serr = fmt.Errorf("instances left running: %v", leaks)
+	}
+	return serr
+}
+
+func describeRequirements(p nodeplan.NodePool) string {
+	var parts []string
+	for _, r := range p.Template.Requirements.All() {
+		parts = append(parts, r.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// say prints a line of the script into the timeline.
+func (r *simRun) say(msg string, args ...any) { r.log.Info(msg, args...) }
+
+func (r *simRun) deployInflate(ctx context.Context) error {
+	zero := int32(0)
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: labName, Namespace: labNamespace},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &zero,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": labName}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": labName}},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: new(int64),
+					Containers: []corev1.Container{{
+						Name:  labName,
+						Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.7",
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU: resource.MustParse("1"),
+						}},
+					}},
+					NodeSelector: map[string]string{"eks-team": "my-team"},
+				},
+			},
+		},
+	}
+	if err := r.w.Deployments.Create(ctx, dep); err != nil {
+		return err
+	}
+	r.say("created deployment", "deployment", labNamespace+"/"+labName, "replicas", 0, "requests", "cpu:1", "nodeSelector", "eks-team=my-team")
+	return nil
+}
+
+func (r *simRun) scale(ctx context.Context, n int) error {
+	if err := r.w.Deployments.Scale(ctx, labNamespace, labName, n); err != nil {
+		return err
+	}
+	r.say(fmt.Sprintf("scaled deployment %s to %d", labName, n))
+	return nil
+}
+
+// runningPods returns how many inflate pods are bound and running, and on which nodes.
+func (r *simRun) runningPods() (int, []string) {
+	list, err := r.w.Client.CoreV1().Pods(labNamespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return 0, nil
+	}
+	n := 0
+	var nodes []string
+	for _, p := range list.Items {
+		if p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning {
+			n++
+			if !slices.Contains(nodes, p.Spec.NodeName) {
+				nodes = append(nodes, p.Spec.NodeName)
+			}
+		}
+	}
+	slices.Sort(nodes)
+	return n, nodes
+}
+
+func (r *simRun) nodes() []string {
+	list, err := r.w.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, n := range list.Items {
+		out = append(out, n.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (r *simRun) instances() []string {
+	insts, err := r.w.Cloud.List(context.Background())
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, i := range insts {
+		out = append(out, i.Status.ProviderID)
+	}
+	return out
+}
+
+// waitRunning advances until want inflate pods run, within max.
+func (r *simRun) waitRunning(ctx context.Context, want int, max time.Duration) ([]string, error) {
+	ok, err := r.w.Until(ctx, max, func() bool { n, _ := r.runningPods(); return n == want })
+	if err != nil {
+		return nil, err
+	}
+	n, nodes := r.runningPods()
+	if !ok {
+		return nodes, fmt.Errorf("after %v, %d/%d inflate pods are running", max, n, want)
+	}
+	r.say(fmt.Sprintf("%d/%d inflate pods running", n, want), "nodes", nodes)
+	return nodes, nil
+}
+
+// waitNoNodes advances until no node and no instance is left, within max.
+func (r *simRun) waitNoNodes(ctx context.Context, max time.Duration) error {
+	ok, err := r.w.Until(ctx, max, func() bool { return len(r.nodes()) == 0 && len(r.instances()) == 0 })
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("after %v, nodes %v and instances %v remain", max, r.nodes(), r.instances())
+	}
+	r.say("no nodes left: the cluster is back to zero")
+	return nil
+}
+
+func inflateScenario(ctx context.Context, r *simRun) error {
+	if err := r.deployInflate(ctx); err != nil {
+		return err
+	}
+	if err := r.w.Advance(ctx, time.Second); err != nil {
+		return err
+	}
+	if err := r.scale(ctx, 5); err != nil {
+		return err
+	}
+	nodes, err := r.waitRunning(ctx, 5, 3*time.Minute)
+	if err != nil {
+		return err
+	}
+	if len(nodes) != 1 {
+		return fmt.Errorf("the 5 pods run on %d nodes %v; the lab expects one", len(nodes), nodes)
+	}
+	if err := r.w.Advance(ctx, 10*time.Second); err != nil {
+		return err
+	}
+	if err := r.scale(ctx, 0); err != nil {
+		return err
+	}
+	return r.waitNoNodes(ctx, 3*time.Minute)
+}
+
+func spotScenario(ctx context.Context, r *simRun) error {
+	if err := r.deployInflate(ctx); err != nil {
+		return err
+	}
+	if err := r.scale(ctx, 5); err != nil {
+		return err
+	}
+	before, err := r.waitRunning(ctx, 5, 3*time.Minute)
+	if err != nil {
+		return err
+	}
+	insts, err := r.w.Cloud.List(ctx)
+	if err != nil {
+		return err
+	}
+	var victim *nodeplan.NodeClaim
+	for _, i := range insts {
+		if i.Status.CapacityType == nodeplan.CapacityTypeSpot {
+			victim = i
+			break
+		}
+	}
+	if victim == nil {
+		return errors.New("no spot node was launched; nothing to interrupt")
+	}
+	if err := r.w.Advance(ctx, 5*time.Second); err != nil {
+		return err
+	}
+	r.say("EC2 sends a spot interruption warning", "instance", victim.Status.ProviderID, "instance-type", victim.Status.InstanceType,
+		"zone", victim.Status.Zone)
+	if err := r.w.Cloud.Interrupt(victim.Status.ProviderID, cloudprovider.InterruptionSpot, r.w.Clock.Now().Add(2*time.Minute)); err != nil {
+		return err
+	}
+	ok, err := r.w.Until(ctx, 3*time.Minute, func() bool {
+		n, nodes := r.runningPods()
+		return n == 5 && !slices.ContainsFunc(nodes, func(s string) bool { return slices.Contains(before, s) }) &&
+			!slices.Contains(r.instances(), victim.Status.ProviderID)
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		n, nodes := r.runningPods()
+		return fmt.Errorf("after the interruption: %d/5 pods running on %v, instances %v", n, nodes, r.instances())
+	}
+	_, nodes := r.runningPods()
+	r.say("5/5 inflate pods running on the replacement", "nodes", nodes)
+	return nil
+}
+
+func iceScenario(ctx context.Context, r *simRun) error {
+	if err := r.deployInflate(ctx); err != nil {
+		return err
+	}
+	// Ask the solver what it would launch for the 5 pods, and take that offering away.
+	pools, _ := nodeplan.DecodeNodePools(sim.NodePoolsYAML())
+	var pods []*corev1.Pod
+	for i := range 5 {
+		pods = append(pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("probe-", i), Namespace: labNamespace},
+			Spec: corev1.PodSpec{NodeSelector: map[string]string{"eks-team": "my-team"}, Containers: []corev1.Container{{
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}})
+	}
+	res, err := scheduling.Solve(ctx, scheduling.Input{Pods: pods, NodePools: pools, InstanceTypes: r.w.Cloud.Catalog})
+	if err != nil || len(res.NodeClaims) == 0 {
+		return fmt.Errorf("probing the solver's choice: %v", err)
+	}
+	nc := res.NodeClaims[0]
+	key := cloudprovider.OfferingKey{InstanceType: nc.InstanceType, Zone: nc.Offering.Zone, CapacityType: nc.Offering.CapacityType}
+	r.w.Cloud.SetCapacityError(key, true)
+	r.say("EC2 has no capacity for the cheapest offering (InsufficientInstanceCapacity)", "offering", key.String(),
+		"price", controller.Dollars(nc.Offering.Price))
+	if err := r.scale(ctx, 5); err != nil {
+		return err
+	}
+	if _, err := r.waitRunning(ctx, 5, 3*time.Minute); err != nil {
+		return err
+	}
+	for _, i := range r.book.launched() {
+		if i.InstanceType == key.InstanceType && i.Zone == key.Zone && i.CapacityType == key.CapacityType {
+			return fmt.Errorf("a node was launched on the offering without capacity %s", key)
+		}
+	}
+	return nil
+}
+
+func driftScenario(ctx context.Context, r *simRun) error {
+	if err := r.deployInflate(ctx); err != nil {
+		return err
+	}
+	if err := r.scale(ctx, 5); err != nil {
+		return err
+	}
+	before, err := r.waitRunning(ctx, 5, 3*time.Minute)
+	if err != nil {
+		return err
+	}
+	if err := r.w.Advance(ctx, 5*time.Second); err != nil {
+		return err
+	}
+	r.w.Cloud.SetImageID("img-2")
+	r.say("a new machine image is released; nodes booted from the old one have drifted", "image", "img-2")
+	ok, err := r.w.Until(ctx, 5*time.Minute, func() bool {
+		n, nodes := r.runningPods()
+		remaining := r.nodes()
+		return n == 5 && !slices.ContainsFunc(nodes, func(s string) bool { return slices.Contains(before, s) }) &&
+			!slices.ContainsFunc(remaining, func(s string) bool { return slices.Contains(before, s) })
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		n, nodes := r.runningPods()
+		return fmt.Errorf("after the rollout: %d/5 pods running on %v; nodes %v", n, nodes, r.nodes())
+	}
+	_, nodes := r.runningPods()
+	r.say("rollout done: 5/5 inflate pods running on up-to-date nodes", "nodes", nodes)
+	return nil
+}
+
+// ledger follows the controller's log lines to tell the run's story in the summary.
+type ledger struct {
+	now func() time.Time
+
+	mu       sync.Mutex
+	started_ bool
+	claims   map[string]*claimRecord
+	order    []string
+	removed  []removal
+	unsched  int
+	peak     float64
+}
+
+type claimRecord struct {
+	Name, InstanceType, Zone string
+	CapacityType             nodeplan.CapacityType
+	Price                    float64
+	Launched, Deleted        time.Time
+}
+
+type removal struct {
+	Reason  string
+	Nodes   int
+	Savings float64
+}
+
+func (b *ledger) started() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.started_
+}
+
+func (b *ledger) launched() []claimRecord {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []claimRecord
+	for _, n := range b.order {
+		out = append(out, *b.claims[n])
+	}
+	return out
+}
+
+func (b *ledger) fleetLocked() float64 {
+	var sum float64
+	for _, c := range b.claims {
+		if c.Deleted.IsZero() {
+			sum += c.Price
+		}
+	}
+	return sum
+}
+
+func (b *ledger) record(r slog.Record) {
+	attrs := map[string]slog.Value{}
+	r.Attrs(func(a slog.Attr) bool {
+		attrs[a.Key] = a.Value
+		return true
+	})
+	str := func(k string) string { return attrs[k].Resolve().String() }
+	num := func(k string) float64 {
+		v := attrs[k].Resolve()
+		if v.Kind() == slog.KindFloat64 {
+			return v.Float64()
+		}
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	switch r.Message {
+	case "controller started":
+		b.started_ = true
+	case "launched nodeclaim":
+		c := &claimRecord{Name: str("nodeclaim"), InstanceType: str("instance-type"), Zone: str("zone"),
+			CapacityType: nodeplan.CapacityType(str("capacity-type")), Price: num("price"), Launched: now}
+		b.claims[c.Name] = c
+		b.order = append(b.order, c.Name)
+		b.peak = max(b.peak, b.fleetLocked())
+	case "deleted nodeclaim":
+		if c := b.claims[str("nodeclaim")]; c != nil {
+			c.Deleted = now
+		}
+	case "disrupting node(s)":
+		n := 0
+		if v := attrs["disrupted-nodes"].Resolve(); v.Kind() == slog.KindAny {
+			if s, ok := v.Any().([]string); ok {
+				n = len(s)
+			}
+		}
+		b.removed = append(b.removed, removal{Reason: str("reason"), Nodes: n, Savings: num("savings")})
+	case "could not schedule pod":
+		b.unsched++
+	}
+}
+
+func (b *ledger) summary(out io.Writer, virtual, real time.Duration, running int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	fmt.Fprintf(out, "\nsummary: %s simulated in %s\n", clockString(virtual), real.Round(time.Millisecond))
+	fmt.Fprintf(out, "  nodes launched: %d\n", len(b.order))
+	var cost float64
+	for _, n := range b.order {
+		c := b.claims[n]
+		end := c.Deleted
+		state := "removed at " + clockString(end.Sub(sim.Epoch))
+		if end.IsZero() {
+			end, state = now, "still running"
+		}
+		cost += c.Price * end.Sub(c.Launched).Hours()
+		fmt.Fprintf(out, "    %s  %s %s %s  %s  launched at %s, %s\n", c.Name, c.InstanceType, c.CapacityType, c.Zone,
+			controller.Dollars(c.Price), clockString(c.Launched.Sub(sim.Epoch)), state)
+	}
+	fmt.Fprintf(out, "  disruptions: %d\n", len(b.removed))
+	for _, d := range b.removed {
+		fmt.Fprintf(out, "    %s: %d node(s), savings %s\n", d.Reason, d.Nodes, controller.Dollars(d.Savings))
+	}
+	fmt.Fprintf(out, "  inflate pods running at the end: %d; pods the solver could not place: %d\n", running, b.unsched)
+	fmt.Fprintf(out, "  fleet: peak %s, now %s; this run cost $%.5f\n", controller.Dollars(b.peak),
+		controller.Dollars(b.fleetLocked()), cost)
+}
+
+func clockString(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	return fmt.Sprintf("%02d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
+}
+
+// observer passes records to the timeline and to the ledger.
+type observer struct {
+	slog.Handler
+	book *ledger
+}
+
+func (o *observer) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelInfo || o.Handler.Enabled(ctx, l)
+}
+
+func (o *observer) Handle(ctx context.Context, r slog.Record) error {
+	o.book.record(r)
+	if !o.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return o.Handler.Handle(ctx, r)
+}
+
+func (o *observer) WithAttrs(as []slog.Attr) slog.Handler {
+	return &observer{Handler: o.Handler.WithAttrs(as), book: o.book}
+}
+
+func (o *observer) WithGroup(name string) slog.Handler {
+	return &observer{Handler: o.Handler.WithGroup(name), book: o.book}
+}

@@ -1,0 +1,531 @@
+package controller
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// Phase is where a claim is in its life: launching → launched → registered → initialized →
+// terminating. A claim leaves the table when its instance is gone.
+type Phase int
+
+const (
+	// PhaseLaunching: Provider.Create is in flight; there is no provider ID yet.
+	PhaseLaunching Phase = iota
+	// PhaseLaunched: the instance exists but no Node with its provider ID has registered.
+	PhaseLaunched
+	// PhaseRegistered: a Node with the claim's provider ID exists but is not ready yet, or
+	// still carries startup taints.
+	PhaseRegistered
+	// PhaseInitialized: the node is Ready with its startup taints gone: pods can use it and
+	// the planner may disrupt it.
+	PhaseInitialized
+	// PhaseTerminating: the node is being drained and its instance deleted.
+	PhaseTerminating
+)
+
+func (p Phase) String() string {
+	switch p {
+	case PhaseLaunching:
+		return "Launching"
+	case PhaseLaunched:
+		return "Launched"
+	case PhaseRegistered:
+		return "Registered"
+	case PhaseInitialized:
+		return "Initialized"
+	case PhaseTerminating:
+		return "Terminating"
+	}
+	return "Unknown"
+}
+
+// Claim is one tracked NodeClaim and what the controller knows about it beyond the claim.
+type Claim struct {
+	nodeplan.NodeClaim
+	Phase Phase
+	// Created is when the claim was made (launch started), or when it was adopted.
+	Created time.Time
+	// Initialized is when the node became initialized.
+	Initialized time.Time
+	// LastPodEvent is when a pod last arrived on or left the node; consolidateAfter counts
+	// from it.
+	LastPodEvent time.Time
+	// Reason is why the claim is terminating (a disruption reason, or a timeout).
+	Reason string
+	// Replacement is true for claims launched by a disruption command.
+	Replacement bool
+	// Planned holds the requests of the pods the claim was launched for, by pod key, so the
+	// room they reserve on it can be released once they are pending again (and re-placed by
+	// the solver) or gone.
+	Planned map[string]corev1.ResourceList
+}
+
+// ActionKind is an effect the tracker asks the controller to carry out.
+type ActionKind int
+
+const (
+	// ActRegister: the claim's node registered; sync the claim's labels and taints onto it.
+	ActRegister ActionKind = iota + 1
+	// ActInitialize: the node is ready; label it initialized.
+	ActInitialize
+	// ActRegistrationTimeout: the instance never registered; delete it.
+	ActRegistrationTimeout
+	// ActLaunchTimeout: Create has not returned in time; it is abandoned.
+	ActLaunchTimeout
+	// ActNodeGone: the node of a registered claim was deleted by someone else; delete the
+	// instance too, as Karpenter does for `kubectl delete node`.
+	ActNodeGone
+	// ActInstanceGone: the instance disappeared from the cloud; forget the claim and delete
+	// its Node object.
+	ActInstanceGone
+	// ActAdopt: an instance no claim knew about was adopted (launched by an earlier run).
+	ActAdopt
+	// ActCollect: an instance that cannot be attributed to any NodePool outlived the grace
+	// period; delete it.
+	ActCollect
+	// ActDeleteNode: a Node points at an instance of this provider that no longer exists.
+	ActDeleteNode
+)
+
+func (k ActionKind) String() string {
+	return [...]string{"", "Register", "Initialize", "RegistrationTimeout", "LaunchTimeout", "NodeGone",
+		"InstanceGone", "Adopt", "Collect", "DeleteNode"}[k]
+}
+
+// Action is one effect: on a claim (a copy), an instance or a node.
+type Action struct {
+	Kind ActionKind
+	// Claim is a copy of the claim concerned, when there is one.
+	Claim *Claim
+	// ProviderID names the instance of ActCollect.
+	ProviderID string
+	// Node is the node concerned, when there is one.
+	Node string
+	// Repeat is true when the effect was asked for before but the node does not show it yet
+	// (a concurrent writer overwrote it): carry it out again, quietly.
+	Repeat bool
+}
+
+// Timeouts bound each phase. Zero fields mean the defaults, which are Karpenter's.
+type Timeouts struct {
+	// Launch bounds Provider.Create; zero means 5 minutes.
+	Launch time.Duration
+	// Registration bounds launch → a Node with the provider ID; zero means 15 minutes.
+	Registration time.Duration
+	// Collect is how long an instance nobody can attribute lives before it is deleted, and how
+	// long a Node whose instance is gone stays; zero means 2 minutes.
+	Collect time.Duration
+}
+
+func (t Timeouts) launch() time.Duration       { return orDefault(t.Launch, 5*time.Minute) }
+func (t Timeouts) registration() time.Duration { return orDefault(t.Registration, 15*time.Minute) }
+func (t Timeouts) collect() time.Duration      { return orDefault(t.Collect, 2*time.Minute) }
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// Tracker is the controller's table of NodeClaims: a state machine that is told what happened
+// (launches, nodes, cloud listings, pod events) with the time, and answers with the effects to
+// carry out. It does no I/O and reads no clock, so tests drive it with any times they like.
+//
+// There is no NodeClaim object in the cluster: the cloud's instances (Provider.List) and the
+// Node objects are the durable record, and [Tracker.Reconcile] rebuilds the table from them
+// after a restart. The zero value is an empty table with default timeouts. Safe for concurrent
+// use.
+type Tracker struct {
+	Timeouts Timeouts
+
+	mu     sync.Mutex
+	claims map[string]*Claim // by claim name
+	// strays are instances no claim knows, by provider ID, with when they were first seen.
+	strays map[string]time.Time
+	// orphans are nodes whose instance is gone, by node name, with when that was first seen.
+	orphans map[string]time.Time
+}
+
+func (t *Tracker) initLocked() {
+	if t.claims == nil {
+		t.claims = map[string]*Claim{}
+		t.strays = map[string]time.Time{}
+		t.orphans = map[string]time.Time{}
+	}
+}
+
+func copyClaim(c *Claim) *Claim {
+	out := *c
+	out.InstanceTypeOptions = slices.Clone(c.InstanceTypeOptions)
+	out.Labels = maps.Clone(c.Labels)
+	out.Annotations = maps.Clone(c.Annotations)
+	out.Taints = slices.Clone(c.Taints)
+	out.StartupTaints = slices.Clone(c.StartupTaints)
+	if c.Resources != nil {
+		out.Resources = c.Resources.DeepCopy()
+	}
+	if c.Status.Allocatable != nil {
+		out.Status.Allocatable = c.Status.Allocatable.DeepCopy()
+	}
+	if c.Status.Capacity != nil {
+		out.Status.Capacity = c.Status.Capacity.DeepCopy()
+	}
+	return &out
+}
+
+// Begin records a claim whose launch starts now. It reports false if the name is taken.
+func (t *Tracker) Begin(c nodeplan.NodeClaim, replacement bool, planned map[string]corev1.ResourceList, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.initLocked()
+	if _, ok := t.claims[c.Name]; ok {
+		return false
+	}
+	t.claims[c.Name] = &Claim{NodeClaim: c, Phase: PhaseLaunching, Created: now, Replacement: replacement, Planned: planned}
+	return true
+}
+
+// Launched records what Provider.Create returned for the claim. It reports false when the
+// claim is no longer tracked (its launch timed out meanwhile): the caller must then delete the
+// instance, or it would leak.
+func (t *Tracker) Launched(name string, launched *nodeplan.NodeClaim) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.initLocked()
+	c, ok := t.claims[name]
+	if !ok || c.Phase != PhaseLaunching {
+		return false
+	}
+	resources := c.Resources
+	c.NodeClaim = *launched
+	if c.Resources == nil {
+		c.Resources = resources
+	}
+	c.Phase = PhaseLaunched
+	delete(t.strays, launched.Status.ProviderID)
+	return true
+}
+
+// Forget drops a claim (its launch failed, or its instance is gone).
+func (t *Tracker) Forget(name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.initLocked()
+	delete(t.claims, name)
+}
+
+// Get returns a copy of the claim, or nil.
+func (t *Tracker) Get(name string) *Claim {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.initLocked()
+	if c, ok := t.claims[name]; ok {
+		return copyClaim(c)
+	}
+	return nil
+}
+
+// ByNode returns a copy of the claim whose node has this name, or nil.
+func (t *Tracker) ByNode(node string) *Claim {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.claims {
+		if node != "" && c.Status.NodeName == node {
+			return copyClaim(c)
+		}
+	}
+	return nil
+}
+
+// ByProviderID returns a copy of the claim with this provider ID, or nil.
+func (t *Tracker) ByProviderID(id string) *Claim {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.claims {
+		if id != "" && c.Status.ProviderID == id {
+			return copyClaim(c)
+		}
+	}
+	return nil
+}
+
+// List returns copies of every claim, by name.
+func (t *Tracker) List() []*Claim {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]*Claim, 0, len(t.claims))
+	for _, c := range t.claims {
+		out = append(out, copyClaim(c))
+	}
+	slices.SortFunc(out, func(a, b *Claim) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// PodEvent records that a pod arrived on or left the node at now.
+func (t *Tracker) PodEvent(node string, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.claims {
+		if node != "" && c.Status.NodeName == node && now.After(c.LastPodEvent) {
+			c.LastPodEvent = now
+		}
+	}
+}
+
+// StartTermination moves the claim to PhaseTerminating with a reason. It reports false when
+// the claim is unknown or already terminating, so a node is drained once.
+func (t *Tracker) StartTermination(name, reason string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.claims[name]
+	if !ok || c.Phase == PhaseTerminating {
+		return false
+	}
+	c.Phase = PhaseTerminating
+	c.Reason = reason
+	return true
+}
+
+// Sync matches claims to Nodes by provider ID and advances them: launched → registered when
+// the Node appears, registered → initialized when it is Ready without startup taints. It
+// returns the effects due, in claim-name order: register and initialize syncs, and launch and
+// registration timeouts. Claims it times out leave the table.
+func (t *Tracker) Sync(nodes []*corev1.Node, now time.Time) []Action {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.initLocked()
+	byID := make(map[string]*corev1.Node, len(nodes))
+	for _, n := range nodes {
+		if n.Spec.ProviderID != "" {
+			byID[n.Spec.ProviderID] = n
+		}
+	}
+	var acts []Action
+	for _, name := range slices.Sorted(maps.Keys(t.claims)) {
+		c := t.claims[name]
+		switch c.Phase {
+		case PhaseLaunching:
+			// Create carries its own deadline; this is the backstop should a provider ignore
+			// it. The instance, if one appears, is adopted or collected by Reconcile.
+			if now.Sub(c.Created) > t.Timeouts.launch()+time.Minute {
+				delete(t.claims, name)
+				acts = append(acts, Action{Kind: ActLaunchTimeout, Claim: copyClaim(c)})
+			}
+			continue
+		case PhaseTerminating:
+			continue
+		}
+		n := byID[c.Status.ProviderID]
+		if n == nil {
+			if c.Status.NodeName != "" {
+				// It had registered, and the Node is gone: someone deleted it.
+				c.Phase = PhaseTerminating
+				c.Reason = "NodeDeleted"
+				acts = append(acts, Action{Kind: ActNodeGone, Claim: copyClaim(c), Node: c.Status.NodeName})
+				continue
+			}
+			if now.Sub(launchTime(c)) > t.Timeouts.registration() {
+				c.Phase = PhaseTerminating
+				c.Reason = "RegistrationTimeout"
+				acts = append(acts, Action{Kind: ActRegistrationTimeout, Claim: copyClaim(c)})
+			}
+			continue
+		}
+		if c.Phase == PhaseLaunched {
+			c.Phase = PhaseRegistered
+			c.Status.NodeName = n.Name
+			acts = append(acts, Action{Kind: ActRegister, Claim: copyClaim(c), Node: n.Name})
+		} else if c.Phase == PhaseRegistered && (n.Labels[nodeplan.LabelRegistered] != "true" || hasTaint(n, nodeplan.TaintUnregistered)) {
+			acts = append(acts, Action{Kind: ActRegister, Claim: copyClaim(c), Node: n.Name, Repeat: true})
+		}
+		if c.Phase == PhaseRegistered && nodeInitialized(n, c) {
+			c.Phase = PhaseInitialized
+			c.Initialized = now
+			if c.LastPodEvent.Before(now) {
+				c.LastPodEvent = now
+			}
+			acts = append(acts, Action{Kind: ActInitialize, Claim: copyClaim(c), Node: n.Name})
+		}
+	}
+	return acts
+}
+
+func launchTime(c *Claim) time.Time {
+	if !c.Status.LaunchTime.IsZero() {
+		return c.Status.LaunchTime
+	}
+	return c.Created
+}
+
+func hasTaint(n *corev1.Node, key string) bool {
+	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == key })
+}
+
+// nodeInitialized reports whether a registered node is ready for pods: Ready, with no startup
+// taint and no unregistered taint left, and with allocatable cpu reported.
+func nodeInitialized(n *corev1.Node, c *Claim) bool {
+	ready := false
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	if !ready {
+		return false
+	}
+	for _, taint := range n.Spec.Taints {
+		if taint.Key == nodeplan.TaintUnregistered {
+			return false
+		}
+		for _, st := range c.StartupTaints {
+			if taint.MatchTaint(&st) {
+				return false
+			}
+		}
+	}
+	cpu, ok := n.Status.Allocatable[corev1.ResourceCPU]
+	return ok && !cpu.IsZero()
+}
+
+// Reconcile compares the table with the cloud's instances (listed at listedAt) and the Nodes,
+// and returns what to do about differences, in a stable order:
+//
+//   - an instance no claim knows is adopted when it can be attributed to one of pools (by the
+//     claim name and NodePool the provider recorded): a claim launched by an earlier run of
+//     the controller, or by a replica that lost its lease mid-launch. Its phase follows from
+//     its Node. An instance that cannot be attributed is collected once it has been seen for
+//     Timeouts.Collect.
+//   - a claim whose instance is no longer listed is forgotten (ActInstanceGone), unless it was
+//     launched after the listing began.
+//   - a Node of a NodePool (or whose provider ID has the scheme of this provider's IDs) with no
+//     instance behind it is deleted once that has lasted Timeouts.Collect.
+//
+// Called with an empty table, it is the rebuild after a restart.
+func (t *Tracker) Reconcile(instances []*nodeplan.NodeClaim, nodes []*corev1.Node, pools []string, listedAt, now time.Time) []Action {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.initLocked()
+	byID := make(map[string]*corev1.Node, len(nodes))
+	for _, n := range nodes {
+		if n.Spec.ProviderID != "" {
+			byID[n.Spec.ProviderID] = n
+		}
+	}
+	known := map[string]*Claim{}
+	for _, c := range t.claims {
+		if c.Status.ProviderID != "" {
+			known[c.Status.ProviderID] = c
+		}
+	}
+	listed := map[string]bool{}
+	var acts []Action
+	prefixes := map[string]bool{}
+	for _, inst := range instances {
+		id := inst.Status.ProviderID
+		listed[id] = true
+		prefixes[providerPrefix(id)] = true
+		if known[id] != nil {
+			delete(t.strays, id)
+			continue
+		}
+		if inst.Name != "" && slices.Contains(pools, inst.NodePool) && t.claims[inst.Name] == nil {
+			c := &Claim{NodeClaim: *inst, Phase: PhaseLaunched, Created: launchTime(&Claim{NodeClaim: *inst})}
+			if c.Created.IsZero() {
+				c.Created = now
+			}
+			if n := byID[id]; n != nil {
+				c.Phase = PhaseRegistered
+				c.Status.NodeName = n.Name
+				if nodeInitialized(n, c) {
+					c.Phase = PhaseInitialized
+					c.Initialized = now
+					c.LastPodEvent = now
+				}
+				if n.Annotations[AnnotationTerminating] != "" {
+					c.Phase = PhaseTerminating
+					c.Reason = n.Annotations[AnnotationTerminating]
+				}
+			}
+			t.claims[inst.Name] = c
+			delete(t.strays, id)
+			acts = append(acts, Action{Kind: ActAdopt, Claim: copyClaim(c), Node: c.Status.NodeName})
+			continue
+		}
+		first, ok := t.strays[id]
+		if !ok {
+			t.strays[id] = now
+			first = now
+		}
+		if now.Sub(first) >= t.Timeouts.collect() {
+			delete(t.strays, id)
+			acts = append(acts, Action{Kind: ActCollect, ProviderID: id, Node: nodeName(byID[id])})
+		}
+	}
+	for id := range t.strays {
+		if !listed[id] {
+			delete(t.strays, id)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(t.claims)) {
+		c := t.claims[name]
+		if c.Phase == PhaseLaunching || listed[c.Status.ProviderID] || !launchTime(c).Before(listedAt) {
+			continue
+		}
+		delete(t.claims, name)
+		acts = append(acts, Action{Kind: ActInstanceGone, Claim: copyClaim(c), Node: c.Status.NodeName})
+	}
+	seenOrphans := map[string]bool{}
+	for _, n := range nodes {
+		id := n.Spec.ProviderID
+		managed := n.Labels[nodeplan.LabelNodePool] != "" || prefixes[providerPrefix(id)]
+		if id == "" || listed[id] || !managed || n.CreationTimestamp.After(listedAt) {
+			continue
+		}
+		if c := known[id]; c != nil && c.Phase == PhaseLaunching {
+			continue
+		}
+		seenOrphans[n.Name] = true
+		first, ok := t.orphans[n.Name]
+		if !ok {
+			t.orphans[n.Name] = now
+			first = now
+		}
+		if now.Sub(first) >= t.Timeouts.collect() {
+			delete(t.orphans, n.Name)
+			acts = append(acts, Action{Kind: ActDeleteNode, Node: n.Name, ProviderID: id})
+		}
+	}
+	for name := range t.orphans {
+		if !seenOrphans[name] {
+			delete(t.orphans, name)
+		}
+	}
+	slices.SortStableFunc(acts, func(a, b Action) int { return cmp.Compare(a.Kind, b.Kind) })
+	return acts
+}
+
+// providerPrefix returns the scheme part of a provider ID ("aws://", "memory://"), so Nodes of
+// other providers (a kubeadm control plane, a managed node group) are never taken for orphans.
+func providerPrefix(id string) string {
+	if i := strings.Index(id, "://"); i >= 0 {
+		return id[:i+3]
+	}
+	return ""
+}
+
+func nodeName(n *corev1.Node) string {
+	if n == nil {
+		return ""
+	}
+	return n.Name
+}

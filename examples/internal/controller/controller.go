@@ -1,0 +1,433 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider"
+	"github.com/nodeplan/nodeplan/scheduling"
+)
+
+// SolveFunc is the provisioning solver's signature: scheduling.Solve, or a stand-in in tests.
+type SolveFunc func(context.Context, scheduling.Input) (scheduling.Result, error)
+
+// Controller is a node autoscaler on client-go: it launches nodes for pending pods, tracks
+// them until they are ready, removes or replaces nodes the planner picks, and reacts to cloud
+// interruptions. Fields are configuration, read when Run starts; zero fields mean the defaults.
+// A Controller runs once: call Run on a fresh value after it returns.
+type Controller struct {
+	// Client talks to the cluster. Required.
+	Client kubernetes.Interface
+	// Provider launches and deletes instances. Required.
+	Provider cloudprovider.Provider
+	// NodePools gives the NodePools to provision from. Required.
+	NodePools NodePoolSource
+	// Solve is the provisioning solver. Required (scheduling.Solve).
+	Solve SolveFunc
+	// Planner picks the nodes to disrupt; nil means disruption.Plan.
+	Planner Planner
+	// Clock is read for every decision and drives every wait; nil means the real clock.
+	// Simulations pass a fake clock and advance it.
+	Clock clock.WithTicker
+	// Logger receives the operator-facing log lines; nil discards them.
+	Logger *slog.Logger
+	// Recorder records Kubernetes Events on pods and nodes; nil records none.
+	Recorder record.EventRecorder
+	// Metrics, when set, is updated as the controller works.
+	Metrics *Metrics
+
+	// Timeouts bound launch, registration and the life of unattributed instances.
+	Timeouts Timeouts
+	// BatchIdle and BatchMax shape provisioning batches: a batch closes once no pending pod
+	// has appeared for BatchIdle, or BatchMax after it opened. Zero means 1s and 10s.
+	BatchIdle, BatchMax time.Duration
+	// LaunchConcurrency bounds Provider.Create calls in flight; zero means 8.
+	LaunchConcurrency int
+	// DisruptionInterval is how often the planner runs; zero means 10s.
+	DisruptionInterval time.Duration
+	// InterruptionInterval is how often the provider's interruption source is polled; zero
+	// means 2s.
+	InterruptionInterval time.Duration
+	// ReconcileInterval is how often the claims are compared with Provider.List; zero means
+	// 30s.
+	ReconcileInterval time.Duration
+	// ReplacementTimeout bounds the wait for a command's replacements to initialize; zero
+	// means 10 minutes. On timeout the command is abandoned and its nodes left alone.
+	ReplacementTimeout time.Duration
+	// EvictionRetry is the wait between eviction attempts refused by a PDB (HTTP 429); zero
+	// means 5s.
+	EvictionRetry time.Duration
+	// Tick is the period of the main loop; zero means 100ms.
+	Tick time.Duration
+	// Seed makes claim names reproducible; zero means random.
+	Seed uint64
+
+	tracker  Tracker
+	launches chan struct{} // semaphore
+	batch    batcher
+	wg       sync.WaitGroup
+
+	mu        sync.Mutex
+	rnd       *rand.Rand
+	nominated map[string]time.Time // node or claim name → nominated until
+	busy      map[string]bool      // nodes being terminated, commands in flight by node
+	drifted   map[string]string    // claim name → drift reason
+	// interruptions are disruptive events received, by provider ID, until the claim is gone.
+	interruptions map[string]cloudprovider.Interruption
+	disruptNow    atomic.Bool       // an interruption wants a planning pass now
+	lastBlock     map[string]string // node → last DisruptionBlocked message (dedupe)
+
+	pods       cache.SharedIndexInformer
+	podLister  cache.Indexer
+	nodeLister cache.Indexer
+	pdbLister  cache.Indexer
+	dsLister   cache.Indexer
+	nsLister   cache.Indexer
+}
+
+const podNodeIndex = "spec.nodeName"
+
+// Tracker returns the controller's claim table, for inspection.
+func (c *Controller) Tracker() *Tracker { return &c.tracker }
+
+func (c *Controller) log() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (c *Controller) clock() clock.WithTicker {
+	if c.Clock != nil {
+		return c.Clock
+	}
+	return clock.RealClock{}
+}
+
+func (c *Controller) now() time.Time { return c.clock().Now() }
+
+// sleep waits d on the controller's clock, or until ctx is done.
+func (c *Controller) sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-c.clock().After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *Controller) event(obj runtime.Object, typ, reason, format string, args ...any) {
+	if c.Recorder == nil || obj == nil || reflect.ValueOf(obj).IsNil() {
+		return
+	}
+	c.Recorder.Eventf(obj, typ, reason, format, args...)
+}
+
+// Validate reports every missing required field at once.
+func (c *Controller) Validate() error {
+	var errs []error
+	if c.Client == nil {
+		errs = append(errs, errors.New("controller: Client is required"))
+	}
+	if c.Provider == nil {
+		errs = append(errs, errors.New("controller: Provider is required"))
+	}
+	if c.NodePools == nil {
+		errs = append(errs, errors.New("controller: NodePools is required"))
+	}
+	if c.Solve == nil {
+		errs = append(errs, errors.New("controller: Solve is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// Run starts the informers, rebuilds the claim table from the cloud and the Nodes, and runs the
+// loops until ctx is done. It returns after every goroutine it started has stopped; a launch
+// in flight is given its own deadline, not ctx, so that a stop does not orphan an instance the
+// cloud is about to return.
+func (c *Controller) Run(ctx context.Context) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	c.tracker.Timeouts = c.Timeouts
+	c.launches = make(chan struct{}, max(c.LaunchConcurrency, 0)+8*boolInt(c.LaunchConcurrency <= 0))
+	c.nominated = map[string]time.Time{}
+	c.busy = map[string]bool{}
+	c.drifted = map[string]string{}
+	c.interruptions = map[string]cloudprovider.Interruption{}
+	c.lastBlock = map[string]string{}
+	seed := c.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	c.rnd = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	c.batch = batcher{idle: orDefault(c.BatchIdle, time.Second), max: orDefault(c.BatchMax, 10*time.Second)}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		c.wg.Wait()
+	}()
+
+	factory := informers.NewSharedInformerFactory(c.Client, 0)
+	c.pods = factory.Core().V1().Pods().Informer()
+	if err := c.pods.AddIndexers(cache.Indexers{podNodeIndex: func(obj any) ([]string, error) {
+		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+			return []string{p.Spec.NodeName}, nil
+		}
+		return nil, nil
+	}}); err != nil {
+		return fmt.Errorf("controller: pod index: %w", err)
+	}
+	c.podLister = c.pods.GetIndexer()
+	nodes := factory.Core().V1().Nodes().Informer()
+	c.nodeLister = nodes.GetIndexer()
+	c.pdbLister = factory.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer()
+	c.dsLister = factory.Apps().V1().DaemonSets().Informer().GetIndexer()
+	c.nsLister = factory.Core().V1().Namespaces().Informer().GetIndexer()
+	if _, err := c.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.onPod(nil, obj) },
+		UpdateFunc: func(old, obj any) { c.onPod(old, obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+				c.tracker.PodEvent(p.Spec.NodeName, c.now())
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("controller: pod handler: %w", err)
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("controller: %v informer did not sync", typ)
+		}
+	}
+	if src, ok := c.NodePools.(interface{ Start(context.Context) error }); ok {
+		if err := src.Start(ctx); err != nil {
+			return fmt.Errorf("controller: node pools: %w", err)
+		}
+	}
+
+	if err := c.rebuild(ctx); err != nil {
+		return err
+	}
+	c.log().Info("controller started", "nodepools", len(c.NodePools.NodePools()), "claims", len(c.tracker.List()))
+
+	ticker := c.clock().NewTicker(orDefault(c.Tick, 100*time.Millisecond))
+	defer ticker.Stop()
+	next := map[string]time.Time{}
+	due := func(name string, every time.Duration, now time.Time) bool {
+		if now.Before(next[name]) {
+			return false
+		}
+		next[name] = now.Add(every)
+		return true
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C():
+		}
+		now := c.now()
+		c.syncClaims(ctx, now)
+		if due("reconcile", orDefault(c.ReconcileInterval, 30*time.Second), now) {
+			c.reconcile(ctx)
+		}
+		if c.batch.ready(now) {
+			c.provision(ctx)
+		}
+		if due("interruptions", orDefault(c.InterruptionInterval, 2*time.Second), now) {
+			c.pollInterruptions(ctx)
+		}
+		if due("disruption", orDefault(c.DisruptionInterval, 10*time.Second), now) || c.disruptNow.Load() {
+			if c.disrupt(ctx) {
+				c.disruptNow.Store(false)
+			}
+		}
+		c.updateGauges()
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// onPod notes pod events: a pending pod opens or extends a provisioning batch; a pod arriving
+// on or leaving a node restarts that node's consolidateAfter.
+func (c *Controller) onPod(old, obj any) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	now := c.now()
+	if provisionable(p) {
+		var was *corev1.Pod
+		if old != nil {
+			was, _ = old.(*corev1.Pod)
+		}
+		if was == nil || !provisionable(was) {
+			c.batch.trigger(now)
+		}
+	}
+	if old == nil {
+		if p.Spec.NodeName != "" {
+			c.tracker.PodEvent(p.Spec.NodeName, now)
+		}
+		return
+	}
+	if o, ok := old.(*corev1.Pod); ok {
+		if o.Spec.NodeName != p.Spec.NodeName || (o.DeletionTimestamp == nil) != (p.DeletionTimestamp == nil) ||
+			podTerminal(o) != podTerminal(p) {
+			c.tracker.PodEvent(p.Spec.NodeName, now)
+		}
+	}
+}
+
+// provisionable reports whether a pod waits for a node: unbound, not being deleted, and
+// marked unschedulable by the scheduler (so pods the scheduler has not looked at yet, and
+// pods it can place, never cause a launch).
+func provisionable(p *corev1.Pod) bool {
+	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || podTerminal(p) || isDaemonSetPod(p) {
+		return false
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable {
+			return true
+		}
+	}
+	return false
+}
+
+func podTerminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+func isDaemonSetPod(p *corev1.Pod) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" && o.Controller != nil && *o.Controller {
+			return true
+		}
+	}
+	return false
+}
+
+func isMirrorPod(p *corev1.Pod) bool {
+	_, ok := p.Annotations[corev1.MirrorPodAnnotationKey]
+	return ok
+}
+
+// snapshot is one consistent-enough read of the informer caches.
+type snapshot struct {
+	pods       []*corev1.Pod
+	nodes      []*corev1.Node
+	podsByNode map[string][]*corev1.Pod
+	pdbs       []*policyv1.PodDisruptionBudget
+	daemonSets []*appsv1.DaemonSet
+	namespaces []*corev1.Namespace
+}
+
+func (c *Controller) snapshot() snapshot {
+	s := snapshot{podsByNode: map[string][]*corev1.Pod{}}
+	for _, o := range c.podLister.List() {
+		p := o.(*corev1.Pod)
+		s.pods = append(s.pods, p)
+		if p.Spec.NodeName != "" && !podTerminal(p) {
+			s.podsByNode[p.Spec.NodeName] = append(s.podsByNode[p.Spec.NodeName], p)
+		}
+	}
+	for _, o := range c.nodeLister.List() {
+		s.nodes = append(s.nodes, o.(*corev1.Node))
+	}
+	for _, o := range c.pdbLister.List() {
+		s.pdbs = append(s.pdbs, o.(*policyv1.PodDisruptionBudget))
+	}
+	for _, o := range c.dsLister.List() {
+		s.daemonSets = append(s.daemonSets, o.(*appsv1.DaemonSet))
+	}
+	for _, o := range c.nsLister.List() {
+		s.namespaces = append(s.namespaces, o.(*corev1.Namespace))
+	}
+	sortByName(s.pods)
+	sortByName(s.nodes)
+	return s
+}
+
+func (c *Controller) nodes() []*corev1.Node {
+	var out []*corev1.Node
+	for _, o := range c.nodeLister.List() {
+		out = append(out, o.(*corev1.Node))
+	}
+	return out
+}
+
+func (c *Controller) node(name string) *corev1.Node {
+	o, ok, _ := c.nodeLister.GetByKey(name)
+	if !ok {
+		return nil
+	}
+	return o.(*corev1.Node)
+}
+
+func (c *Controller) podsOn(node string) []*corev1.Pod {
+	objs, _ := c.podLister.ByIndex(podNodeIndex, node)
+	var out []*corev1.Pod
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		if !podTerminal(p) {
+			out = append(out, p)
+		}
+	}
+	sortByName(out)
+	return out
+}
+
+func (c *Controller) poolNames() []string {
+	var out []string
+	for _, p := range c.NodePools.NodePools() {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func (c *Controller) pool(name string) (nodeplan.NodePool, bool) {
+	for _, p := range c.NodePools.NodePools() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return nodeplan.NodePool{}, false
+}
+
+func selectorMatches(sel map[string]string, l map[string]string) bool {
+	return labels.SelectorFromSet(sel).Matches(labels.Set(l))
+}

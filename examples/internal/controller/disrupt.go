@@ -1,0 +1,302 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider"
+	"github.com/nodeplan/nodeplan/disruption"
+)
+
+// planner returns the configured planner or disruption.Plan.
+func (c *Controller) planner() Planner {
+	if c.Planner != nil {
+		return c.Planner
+	}
+	return PlanFunc(disruption.Plan)
+}
+
+// planInput builds the planner's view from the caches, the claim table, the drift verdicts
+// and the interruptions received.
+func (c *Controller) planInput(ctx context.Context) disruption.Input {
+	s := c.snapshot()
+	now := c.now()
+	in := disruption.Input{
+		NodePools:  c.NodePools.NodePools(),
+		DaemonSets: s.daemonSets,
+		PDBs:       s.pdbs,
+		Namespaces: s.namespaces,
+		Now:        now,
+	}
+	for _, p := range s.pods {
+		if p.Spec.NodeName == "" && !podTerminal(p) && p.DeletionTimestamp == nil {
+			in.Pending = append(in.Pending, p)
+		}
+	}
+	claims := map[string]*Claim{}
+	live := map[string]bool{}
+	for _, cl := range c.tracker.List() {
+		live[cl.Status.ProviderID] = true
+		if cl.Status.NodeName != "" {
+			claims[cl.Status.NodeName] = cl
+		}
+	}
+	c.mu.Lock()
+	for k, until := range c.nominated {
+		if now.After(until) {
+			delete(c.nominated, k)
+		}
+	}
+	for id := range c.interruptions {
+		if !live[id] {
+			delete(c.interruptions, id)
+		}
+	}
+	nominated := func(names ...string) bool {
+		for _, n := range names {
+			if _, ok := c.nominated[n]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, n := range s.nodes {
+		node := disruption.Node{Node: n, Pods: s.podsByNode[n.Name]}
+		if cl := claims[n.Name]; cl != nil {
+			node.NodePool = cl.NodePool
+			node.InstanceType = cl.Status.InstanceType
+			node.Zone = cl.Status.Zone
+			node.CapacityType = cl.Status.CapacityType
+			node.Price = cl.Status.Price
+			node.Created = cl.Created
+			node.Initialized = cl.Initialized
+			node.LastPodEvent = cl.LastPodEvent
+			node.Nominated = nominated(n.Name, cl.Name)
+			node.Disrupting = cl.Phase == PhaseTerminating || c.busy["command/"+n.Name]
+			node.Drift = c.drifted[cl.Name]
+			if ev, ok := c.interruptions[cl.Status.ProviderID]; ok {
+				node.Interruption = &disruption.Interruption{Kind: string(ev.Kind), Deadline: ev.Deadline}
+			}
+		}
+		in.Nodes = append(in.Nodes, node)
+	}
+	c.mu.Unlock()
+	in.PoolInstanceTypes = c.instanceTypes(ctx, in.NodePools)
+	return in
+}
+
+// checkDrift asks the provider whether each initialized claim has drifted.
+func (c *Controller) checkDrift(ctx context.Context) {
+	for _, cl := range c.tracker.List() {
+		if cl.Phase != PhaseInitialized {
+			continue
+		}
+		r, err := c.Provider.IsDrifted(ctx, &cl.NodeClaim)
+		if err != nil {
+			continue // unknown is not drifted
+		}
+		c.mu.Lock()
+		was := c.drifted[cl.Name]
+		if r == "" {
+			delete(c.drifted, cl.Name)
+		} else {
+			c.drifted[cl.Name] = string(r)
+		}
+		c.mu.Unlock()
+		if r != "" && was == "" {
+			c.log().Info("marking drifted", "nodeclaim", cl.Name, "node", cl.Status.NodeName, "reason", string(r))
+		}
+	}
+}
+
+// disrupt runs one planning pass in the background and starts its commands. It reports false
+// when a pass is already running.
+func (c *Controller) disrupt(ctx context.Context) bool {
+	if !c.claimBusy("disruption") {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer c.release("disruption")
+		c.checkDrift(ctx)
+		in := c.planInput(ctx)
+		start := time.Now()
+		res, err := c.planner().Plan(ctx, in)
+		if c.Metrics != nil {
+			c.Metrics.PlanDuration.Observe(time.Since(start).Seconds())
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log().Error("could not plan disruption", "err", err)
+			}
+			return
+		}
+		c.explain(res.Blocked)
+		for _, cmd := range res.Commands {
+			c.execute(ctx, cmd)
+		}
+	}()
+	return true
+}
+
+// explain records a DisruptionBlocked event on each node the planner would not touch, once
+// per distinct message, so `kubectl describe node` says why it stays.
+func (c *Controller) explain(blocked []disruption.Blocked) {
+	for _, b := range blocked {
+		switch b.Code {
+		case disruption.CodeConsolidateAfter, disruption.CodeNotInitialized, disruption.CodeDisrupting,
+			disruption.CodeNotEvaluated, disruption.CodeOutranked:
+			continue // transient: an event would be noise
+		}
+		c.mu.Lock()
+		same := c.lastBlock[b.Node] == b.Message
+		c.lastBlock[b.Node] = b.Message
+		c.mu.Unlock()
+		if same {
+			continue
+		}
+		c.log().Debug("node not disrupted", "node", b.Node, "nodepool", b.NodePool, "code", string(b.Code), "message", b.Message)
+		c.event(c.node(b.Node), corev1.EventTypeNormal, "DisruptionBlocked", "Cannot disrupt Node: %s", b.Message)
+	}
+}
+
+// execute carries out one command in the background, as the disruption package's execution
+// contract says: replacements launched and initialized first (an interrupted node does not
+// wait for them), then each node tainted, drained and deleted.
+func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
+	for _, n := range cmd.Nodes {
+		if !c.claimBusy("command/" + n) {
+			c.log().Info("skipping command: node already being disrupted", "node", n, "reason", string(cmd.Reason))
+			for _, m := range cmd.Nodes {
+				if m == n {
+					break
+				}
+				c.release("command/" + m)
+			}
+			return
+		}
+	}
+	c.log().Info("disrupting node(s)", "command", commandString(cmd), "reason", string(cmd.Reason),
+		"decision", decision(cmd), "savings", Dollars(cmd.Savings), "disrupted-node-count", len(cmd.Nodes),
+		"replacement-node-count", len(cmd.Replacements), "pod-count", len(cmd.Pods), "disrupted-nodes", cmd.Nodes)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			for _, n := range cmd.Nodes {
+				c.release("command/" + n)
+			}
+		}()
+		if len(cmd.Replacements) > 0 {
+			if cmd.Reason == nodeplan.ReasonInterrupted {
+				for _, r := range cmd.Replacements {
+					c.launch(ctx, r, "replacement of "+describeNodes(cmd.Nodes))
+				}
+			} else if !c.launchReplacements(ctx, cmd) {
+				return
+			}
+		}
+		for _, n := range cmd.Nodes {
+			cl := c.tracker.ByNode(n)
+			if cl == nil {
+				continue
+			}
+			if c.Metrics != nil {
+				c.Metrics.ClaimsDisrupted.WithLabelValues(cl.NodePool, string(cmd.Reason)).Inc()
+			}
+			c.event(c.node(n), corev1.EventTypeNormal, "DisruptionTerminating", "Disrupting Node: %s", cmd.Reason)
+			c.terminate(ctx, cl, string(cmd.Reason), cmd.Forceful)
+		}
+	}()
+}
+
+// launchReplacements launches a command's replacements and waits until all are initialized.
+// It reports false when one failed or ReplacementTimeout passed: the command is then dropped
+// and its nodes stay (the replacements, if any came up, are consolidated later).
+func (c *Controller) launchReplacements(ctx context.Context, cmd disruption.Command) bool {
+	names := make([]string, len(cmd.Replacements))
+	for i, r := range cmd.Replacements {
+		names[i] = c.launch(ctx, r, "replacement of "+describeNodes(cmd.Nodes))
+	}
+	deadline := c.now().Add(orDefault(c.ReplacementTimeout, 10*time.Minute))
+	for {
+		ready := 0
+		for _, name := range names {
+			cl := c.tracker.Get(name)
+			if cl == nil {
+				c.log().Error("abandoning disruption command: a replacement failed", "command", commandString(cmd), "nodeclaim", name)
+				return false
+			}
+			if cl.Phase == PhaseInitialized {
+				ready++
+			}
+		}
+		if ready == len(names) {
+			return true
+		}
+		if c.now().After(deadline) {
+			c.log().Error("abandoning disruption command: replacements did not initialize in time", "command", commandString(cmd))
+			return false
+		}
+		if c.sleep(ctx, time.Second) != nil {
+			return false
+		}
+	}
+}
+
+// pollInterruptions reads the provider's interruption events, if it has any, in the
+// background. A disruptive event is handed to the planner at once (outside budgets, it
+// replaces the node); the node is drained without waiting for its replacement.
+func (c *Controller) pollInterruptions(ctx context.Context) {
+	src, ok := c.Provider.(cloudprovider.InterruptionSource)
+	if !ok || !c.claimBusy("interruptions") {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer c.release("interruptions")
+		evs, err := src.Interruptions(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log().Error("could not read interruptions", "err", err)
+			}
+			return
+		}
+		for _, ev := range evs {
+			c.interrupted(ev)
+		}
+	}()
+}
+
+func (c *Controller) interrupted(ev cloudprovider.Interruption) {
+	cl := c.tracker.ByProviderID(ev.ProviderID)
+	if cl == nil {
+		c.log().Info("interruption for an instance no nodeclaim owns", "provider-id", ev.ProviderID, "kind", string(ev.Kind))
+		return
+	}
+	node := c.node(cl.Status.NodeName)
+	attrs := []any{"nodeclaim", cl.Name, "node", cl.Status.NodeName, "provider-id", ev.ProviderID, "kind", string(ev.Kind)}
+	if !ev.Deadline.IsZero() {
+		attrs = append(attrs, "time-until-interruption", ev.Deadline.Sub(c.now()).Round(time.Second).String())
+	}
+	if !ev.Kind.Disruptive() {
+		c.log().Info("received rebalance recommendation", attrs...)
+		c.event(node, corev1.EventTypeNormal, string(ev.Kind), "Instance %s received a %s", ev.InstanceID, ev.Kind)
+		return
+	}
+	msg := "received interruption"
+	if ev.Kind == cloudprovider.InterruptionSpot {
+		msg = "received spot interruption warning"
+	}
+	c.log().Info(msg, attrs...)
+	c.event(node, corev1.EventTypeWarning, string(ev.Kind), "Instance %s will be interrupted: %s", ev.InstanceID, ev.Kind)
+	c.mu.Lock()
+	c.interruptions[ev.ProviderID] = ev
+	c.mu.Unlock()
+	c.disruptNow.Store(true)
+}

@@ -1,0 +1,248 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider"
+)
+
+// AnnotationTerminating marks a node whose drain has begun; its value is the reason. It is the
+// controller's durable record of a termination: after a restart, nodes carrying it are drained
+// and deleted, and nodes carrying the disrupted taint without it are untainted (their command
+// was lost before it committed).
+const AnnotationTerminating = "nodeplan.io/terminating"
+
+// syncClaims advances the claim table against the Nodes and carries out what it asks.
+func (c *Controller) syncClaims(ctx context.Context, now time.Time) {
+	for _, a := range c.tracker.Sync(c.nodes(), now) {
+		cl := a.Claim
+		switch a.Kind {
+		case ActRegister:
+			if !a.Repeat {
+				c.log().Info("registered nodeclaim", "nodeclaim", cl.Name, "node", a.Node, "provider-id", cl.Status.ProviderID)
+			}
+			if err := c.updateNode(ctx, a.Node, func(n *corev1.Node) { registerNode(n, cl) }); err != nil {
+				c.log().Error("could not sync nodeclaim onto node", "nodeclaim", cl.Name, "node", a.Node, "err", err)
+			}
+		case ActInitialize:
+			c.log().Info("initialized nodeclaim", "nodeclaim", cl.Name, "node", a.Node,
+				"allocatable", Resources(cl.Status.Allocatable))
+			if err := c.updateNode(ctx, a.Node, func(n *corev1.Node) {
+				setLabel(n, nodeplan.LabelInitialized, "true")
+			}); err != nil {
+				c.log().Error("could not label node initialized", "node", a.Node, "err", err)
+			}
+		case ActRegistrationTimeout:
+			c.log().Error("nodeclaim did not register in time; deleting its instance", "nodeclaim", cl.Name,
+				"provider-id", cl.Status.ProviderID, "timeout", c.Timeouts.registration())
+			c.finish(ctx, cl, "registration_timeout")
+		case ActLaunchTimeout:
+			c.log().Error("nodeclaim launch timed out", "nodeclaim", cl.Name, "timeout", c.Timeouts.launch())
+			if c.Metrics != nil {
+				c.Metrics.ClaimsTerminated.WithLabelValues(cl.NodePool, "launch_timeout").Inc()
+			}
+		case ActNodeGone:
+			c.log().Info("node was deleted; deleting its instance", "nodeclaim", cl.Name, "node", a.Node)
+			c.finish(ctx, cl, "node_deleted")
+		}
+	}
+}
+
+// registerNode copies what the claim promised onto its node: its labels (the kubelet may not
+// have been given them), its taints, and the registered label; the unregistered taint goes.
+func registerNode(n *corev1.Node, cl *Claim) {
+	for k, v := range cl.Labels {
+		if _, ok := n.Labels[k]; !ok {
+			setLabel(n, k, v)
+		}
+	}
+	if cl.NodePool != "" {
+		setLabel(n, nodeplan.LabelNodePool, cl.NodePool)
+	}
+	setLabel(n, nodeplan.LabelRegistered, "true")
+	n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == nodeplan.TaintUnregistered })
+	for _, t := range cl.Taints {
+		if !slices.ContainsFunc(n.Spec.Taints, func(x corev1.Taint) bool { return x.MatchTaint(&t) }) {
+			n.Spec.Taints = append(n.Spec.Taints, t)
+		}
+	}
+}
+
+func setLabel(n *corev1.Node, k, v string) {
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	n.Labels[k] = v
+}
+
+// updateNode reads the node, applies mutate and writes it back, retrying on conflicts.
+func (c *Controller) updateNode(ctx context.Context, name string, mutate func(*corev1.Node)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		mutate(n)
+		_, err = c.Client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// finish deletes a claim's instance and Node in the background and forgets the claim.
+func (c *Controller) finish(ctx context.Context, cl *Claim, reason string) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.finishNow(ctx, cl, reason)
+	}()
+}
+
+// deleteInstance calls Provider.Delete until the instance is gone. It reports false when ctx
+// ended first.
+func (c *Controller) deleteInstance(ctx context.Context, providerID string) bool {
+	for {
+		err := c.Provider.Delete(ctx, providerID)
+		if cloudprovider.IsNotFound(err) {
+			return true
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
+			c.log().Error("could not delete instance", "provider-id", providerID, "err", err)
+		}
+		// nil means termination is under way: ask again until NotFound says it is done.
+		if c.sleep(ctx, time.Second) != nil {
+			return false
+		}
+	}
+}
+
+func (c *Controller) deleteNodeObject(ctx context.Context, name string) {
+	if name == "" {
+		return
+	}
+	err := c.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		c.log().Error("could not delete node", "node", name, "err", err)
+		return
+	}
+	if err == nil {
+		c.log().Info("deleted node", "node", name)
+	}
+}
+
+// rebuild restores the claim table after a (re)start from the cloud's instances and the Nodes,
+// resumes terminations that had begun, and lifts the taint of commands that had not.
+func (c *Controller) rebuild(ctx context.Context) error {
+	var insts []*nodeplan.NodeClaim
+	for {
+		listedAt := c.now()
+		var err error
+		insts, err = c.Provider.List(ctx)
+		if err == nil {
+			c.applyReconcile(ctx, c.tracker.Reconcile(insts, c.nodes(), c.poolNames(), listedAt, c.now()))
+			break
+		}
+		c.log().Error("could not list instances; retrying", "err", err)
+		if c.sleep(ctx, 5*time.Second) != nil {
+			return nil
+		}
+	}
+	for _, n := range c.nodes() {
+		if n.Annotations[AnnotationTerminating] != "" || !slices.ContainsFunc(n.Spec.Taints, isDisruptedTaint) {
+			continue
+		}
+		c.log().Info("removing disrupted taint left by an unfinished command", "node", n.Name)
+		if err := c.updateNode(ctx, n.Name, func(n *corev1.Node) {
+			n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, isDisruptedTaint)
+		}); err != nil {
+			c.log().Error("could not untaint node", "node", n.Name, "err", err)
+		}
+	}
+	return nil
+}
+
+func isDisruptedTaint(t corev1.Taint) bool { return t.Key == nodeplan.TaintDisrupted }
+
+// reconcile compares claims with Provider.List in the background.
+func (c *Controller) reconcile(ctx context.Context) {
+	if !c.claimBusy("reconcile") {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer c.release("reconcile")
+		listedAt := c.now()
+		insts, err := c.Provider.List(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log().Error("could not list instances", "err", err)
+			}
+			return
+		}
+		c.applyReconcile(ctx, c.tracker.Reconcile(insts, c.nodes(), c.poolNames(), listedAt, c.now()))
+	}()
+}
+
+func (c *Controller) applyReconcile(ctx context.Context, acts []Action) {
+	for _, a := range acts {
+		switch a.Kind {
+		case ActAdopt:
+			c.log().Info("adopted nodeclaim", "nodeclaim", a.Claim.Name, "nodepool", a.Claim.NodePool,
+				"provider-id", a.Claim.Status.ProviderID, "node", a.Node, "phase", a.Claim.Phase.String())
+			if a.Claim.Phase == PhaseTerminating {
+				c.terminate(ctx, a.Claim, a.Claim.Reason, true)
+			}
+		case ActCollect:
+			c.log().Info("garbage collecting instance no nodeclaim owns", "provider-id", a.ProviderID, "node", a.Node,
+				"grace", c.Timeouts.collect())
+			c.wg.Add(1)
+			go func() {
+				defer c.wg.Done()
+				if c.deleteInstance(ctx, a.ProviderID) {
+					c.deleteNodeObject(ctx, a.Node)
+				}
+			}()
+			if c.Metrics != nil {
+				c.Metrics.ClaimsTerminated.WithLabelValues("", "garbage_collected").Inc()
+			}
+		case ActInstanceGone:
+			c.log().Info("instance is gone; deleting nodeclaim", "nodeclaim", a.Claim.Name, "node", a.Node,
+				"provider-id", a.Claim.Status.ProviderID)
+			c.deleteNodeObject(ctx, a.Node)
+			if c.Metrics != nil {
+				c.Metrics.ClaimsTerminated.WithLabelValues(a.Claim.NodePool, "instance_terminated").Inc()
+			}
+		case ActDeleteNode:
+			c.log().Info("deleting node whose instance is gone", "node", a.Node, "provider-id", a.ProviderID)
+			c.deleteNodeObject(ctx, a.Node)
+		}
+	}
+}
+
+// claimBusy marks key busy and reports whether it was free.
+func (c *Controller) claimBusy(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.busy[key] {
+		return false
+	}
+	c.busy[key] = true
+	return true
+}
+
+func (c *Controller) release(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.busy, key)
+}

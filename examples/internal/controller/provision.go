@@ -1,0 +1,296 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider"
+	"github.com/nodeplan/nodeplan/scheduling"
+)
+
+// batcher groups pending-pod events so one solve sees a whole scale-up: a batch opens at the
+// first event and closes after idle without events, or max after it opened.
+type batcher struct {
+	idle, max time.Duration
+
+	mu          sync.Mutex
+	open        bool
+	first, last time.Time
+}
+
+func (b *batcher) trigger(now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.open {
+		b.open, b.first = true, now
+	}
+	if now.After(b.last) {
+		b.last = now
+	}
+}
+
+// ready reports whether the open batch has closed at now, and resets it if so.
+func (b *batcher) ready(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.open || (now.Sub(b.last) < b.idle && now.Sub(b.first) < b.max) {
+		return false
+	}
+	b.open = false
+	return true
+}
+
+// claimAlphabet is Karpenter's generateName alphabet: no vowels, so names never spell words.
+const claimAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+func (c *Controller) newClaimName(pool string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		var b strings.Builder
+		b.WriteString(pool)
+		b.WriteByte('-')
+		for range 5 {
+			b.WriteByte(claimAlphabet[c.rnd.IntN(len(claimAlphabet))])
+		}
+		if c.tracker.Get(b.String()) == nil {
+			return b.String()
+		}
+	}
+}
+
+// instanceTypes asks the provider for each pool's instance types. A pool whose types cannot be
+// had is left out, with a log line.
+func (c *Controller) instanceTypes(ctx context.Context, pools []nodeplan.NodePool) map[string][]nodeplan.InstanceType {
+	out := map[string][]nodeplan.InstanceType{}
+	for i := range pools {
+		its, err := c.Provider.InstanceTypes(ctx, &pools[i])
+		if err != nil {
+			c.log().Error("could not get instance types", "nodepool", pools[i].Name, "err", err)
+			continue
+		}
+		out[pools[i].Name] = its
+	}
+	return out
+}
+
+// schedulingInput builds the solver's view: initialized nodes with their pods, and every claim
+// still on its way (launching, launched, registered) as in-flight capacity.
+func (c *Controller) schedulingInput(s snapshot, pending []*corev1.Pod) scheduling.Input {
+	in := scheduling.Input{
+		Pods:       pending,
+		NodePools:  c.NodePools.NodePools(),
+		DaemonSets: s.daemonSets,
+		Namespaces: s.namespaces,
+	}
+	inFlightNodes := map[string]bool{}
+	pendingKeys := map[string]bool{}
+	for _, p := range pending {
+		pendingKeys[nodeplan.PodKey(p)] = true
+	}
+	for _, cl := range c.tracker.List() {
+		switch cl.Phase {
+		case PhaseLaunching, PhaseLaunched, PhaseRegistered:
+			nc := cl.NodeClaim
+			nc.Resources = c.reserved(cl, pendingKeys)
+			in.NodeClaims = append(in.NodeClaims, nc)
+			if cl.Status.NodeName != "" {
+				inFlightNodes[cl.Status.NodeName] = true
+			}
+		case PhaseTerminating:
+			inFlightNodes[cl.Status.NodeName] = true // leaving: not room for anyone
+		}
+	}
+	for _, n := range s.nodes {
+		if inFlightNodes[n.Name] || n.DeletionTimestamp != nil || n.Annotations[AnnotationTerminating] != "" {
+			continue
+		}
+		in.Nodes = append(in.Nodes, scheduling.Node{Node: n, Pods: s.podsByNode[n.Name]})
+	}
+	return in
+}
+
+// reserved returns the room an in-flight claim keeps for the pods it was launched for: its
+// Resources less the requests of planned pods that are pending again (the solver places them
+// afresh) or gone (evicted and recreated under new names, or deleted). Pods still running
+// elsewhere — a replacement's pods before they move — keep their room.
+func (c *Controller) reserved(cl *Claim, pending map[string]bool) corev1.ResourceList {
+	out := cl.Resources
+	for key, req := range cl.Planned {
+		if _, exists, _ := c.podLister.GetByKey(key); pending[key] || !exists {
+			out = nodeplan.SubtractResources(out, req)
+		}
+	}
+	return out
+}
+
+// provision runs one batch: solve for the provisionable pods and launch what the solver asks.
+func (c *Controller) provision(ctx context.Context) {
+	s := c.snapshot()
+	var pending []*corev1.Pod
+	for _, p := range s.pods {
+		if provisionable(p) {
+			pending = append(pending, p)
+		}
+	}
+	if c.Metrics != nil {
+		c.Metrics.PodsPending.Set(float64(len(pending)))
+	}
+	if len(pending) == 0 {
+		return
+	}
+	in := c.schedulingInput(s, pending)
+	in.PoolInstanceTypes = c.instanceTypes(ctx, in.NodePools)
+	start := time.Now() // the solver's own cost, in real time even on a simulated clock
+	res, err := c.Solve(ctx, in)
+	if c.Metrics != nil {
+		c.Metrics.SolveDuration.Observe(time.Since(start).Seconds())
+	}
+	if err != nil {
+		c.log().Error("could not solve", "pods", len(pending), "err", err)
+		return
+	}
+	c.log().Info("found provisionable pod(s)", "pods", len(pending), "nodeclaims", len(res.NodeClaims),
+		"cost", Dollars(res.Cost), "lower-bound", Dollars(res.LowerBound), "duration", time.Since(start).Round(time.Microsecond))
+
+	byKey := map[string]*corev1.Pod{}
+	for _, p := range pending {
+		byKey[nodeplan.PodKey(p)] = p
+	}
+	now := c.now()
+	nominate := func(name, kind string, pods []string) {
+		c.mu.Lock()
+		c.nominated[name] = now.Add(nominationTTL)
+		c.mu.Unlock()
+		for _, k := range pods {
+			c.event(byKey[k], corev1.EventTypeNormal, "Nominated", "Pod should schedule on: %s/%s", kind, name)
+		}
+	}
+	for _, pl := range res.Existing {
+		nominate(pl.Name, "node", pl.Pods)
+	}
+	for _, pl := range res.InFlight {
+		nominate(pl.Name, "nodeclaim", pl.Pods)
+	}
+	for _, u := range res.Unschedulable {
+		c.log().Error("could not schedule pod", "pod", u.Pod, "reason", string(u.Code), "message", u.Message)
+		c.event(byKey[u.Pod], corev1.EventTypeWarning, "FailedScheduling", "Failed to schedule pod, %s", u.Message)
+	}
+	if len(res.NodeClaims) > 0 {
+		c.log().Info("computed new nodeclaim(s) to fit pod(s)", "nodeclaims", len(res.NodeClaims), "pods", countPods(res.NodeClaims))
+	}
+	for _, nc := range res.NodeClaims {
+		name := c.launch(ctx, nc, "provisioning")
+		nominate(name, "nodeclaim", nc.Pods)
+	}
+}
+
+// nominationTTL is how long a node the solver picked for pending pods is kept from emptiness
+// consolidation, so it is not removed while the scheduler is about to use it.
+const nominationTTL = 30 * time.Second
+
+// launchRetry is how long after a failed launch (other than for capacity) pods are solved again.
+const launchRetry = 30 * time.Second
+
+func countPods(ncs []scheduling.NewNodeClaim) int {
+	n := 0
+	for _, nc := range ncs {
+		n += len(nc.Pods)
+	}
+	return n
+}
+
+// launch records a new claim and starts its launch in the background, bounded by
+// LaunchConcurrency. It returns the claim's name.
+func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why string) string {
+	claim := nc.NodeClaim
+	claim.Name = c.newClaimName(claim.NodePool)
+	if pool, ok := c.pool(claim.NodePool); ok {
+		if claim.TerminationGracePeriod == 0 {
+			claim.TerminationGracePeriod = pool.Template.TerminationGracePeriod
+		}
+	}
+	planned := map[string]corev1.ResourceList{}
+	for _, key := range nc.Pods {
+		if o, ok, _ := c.podLister.GetByKey(key); ok {
+			planned[key] = nodeplan.PodRequests(o.(*corev1.Pod))
+		}
+	}
+	c.tracker.Begin(claim, why != "provisioning", planned, c.now())
+	if c.Metrics != nil {
+		c.Metrics.ClaimsCreated.WithLabelValues(claim.NodePool, why).Inc()
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		select {
+		case c.launches <- struct{}{}:
+		case <-ctx.Done():
+			c.tracker.Forget(claim.Name)
+			return
+		}
+		defer func() { <-c.launches }()
+		lctx, cancel := context.WithTimeout(ctx, c.Timeouts.launch())
+		defer cancel()
+		launched, err := c.Provider.Create(lctx, &claim)
+		if err != nil {
+			c.tracker.Forget(claim.Name)
+			if ctx.Err() != nil {
+				return
+			}
+			c.log().Error("could not launch nodeclaim", "nodeclaim", claim.Name, "nodepool", claim.NodePool, "err", err)
+			if c.Metrics != nil {
+				c.Metrics.ClaimsTerminated.WithLabelValues(claim.NodePool, launchFailureReason(err)).Inc()
+			}
+			// The provider marks the offerings it could not buy unavailable; a new batch
+			// solves again without them, so the pods fall back to the next-best offering.
+			// Other failures are retried later, not in a tight loop.
+			at := c.now()
+			if !cloudprovider.IsInsufficientCapacity(err) {
+				at = at.Add(launchRetry)
+			}
+			c.batch.trigger(at)
+			return
+		}
+		if !c.tracker.Launched(claim.Name, launched) {
+			// The claim was given up while Create ran: the instance has no owner. Delete it
+			// now rather than wait for garbage collection.
+			c.log().Error("launch returned after the claim was abandoned; deleting the instance",
+				"nodeclaim", claim.Name, "provider-id", launched.Status.ProviderID)
+			c.deleteInstance(context.WithoutCancel(ctx), launched.Status.ProviderID)
+			return
+		}
+		st := launched.Status
+		attrs := []any{"nodeclaim", claim.Name, "nodepool", claim.NodePool, "provider-id", st.ProviderID,
+			"instance-type", st.InstanceType, "zone", st.Zone, "capacity-type", string(st.CapacityType),
+			"price", Dollars(st.Price), "allocatable", Resources(st.Allocatable), "pods", len(nc.Pods)}
+		if nc.InstanceType != "" && (nc.InstanceType != st.InstanceType || nc.Offering.Zone != st.Zone ||
+			nc.Offering.CapacityType != st.CapacityType) {
+			attrs = append(attrs, "planned", fmt.Sprintf("%s/%s/%s", nc.InstanceType, nc.Offering.Zone, nc.Offering.CapacityType))
+		}
+		if why != "provisioning" {
+			attrs = append(attrs, "for", why)
+		}
+		c.log().Info("launched nodeclaim", attrs...)
+		if c.Metrics != nil {
+			c.Metrics.ClaimsLaunched.WithLabelValues(claim.NodePool, string(st.CapacityType)).Inc()
+		}
+	}()
+	return claim.Name
+}
+
+func launchFailureReason(err error) string {
+	switch {
+	case cloudprovider.IsInsufficientCapacity(err):
+		return "insufficient_capacity"
+	case cloudprovider.IsNodeClassNotReady(err):
+		return "nodeclass_not_ready"
+	}
+	return "launch_failed"
+}

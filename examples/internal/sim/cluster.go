@@ -1,0 +1,94 @@
+package sim
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/nodeplan/nodeplan/disruption"
+)
+
+var (
+	podsGVR = corev1.SchemeGroupVersion.WithResource("pods")
+	pdbsGVR = policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets")
+)
+
+// NewCluster returns an in-process cluster: client-go's fake clientset, whose informers work
+// as against a real API server, plus what the fake lacks and a controller needs — the Eviction
+// API, which refuses (429) an eviction a PodDisruptionBudget does not allow, and binding.
+func NewCluster(objects ...runtime.Object) *fake.Clientset {
+	cs := fake.NewClientset(objects...)
+	tracker := cs.Tracker()
+	// Reactors run under the fake's lock, so they use the tracker directly.
+	cs.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		create, ok := action.(k8stesting.CreateAction)
+		if !ok {
+			return false, nil, nil
+		}
+		switch action.GetSubresource() {
+		case "eviction":
+			ev, ok := create.GetObject().(*policyv1.Eviction)
+			if !ok {
+				return false, nil, nil
+			}
+			return true, nil, evict(tracker, action.GetNamespace(), ev.Name)
+		case "binding":
+			b, ok := create.GetObject().(*corev1.Binding)
+			if !ok {
+				return false, nil, nil
+			}
+			return true, nil, bind(tracker, action.GetNamespace(), b.Name, b.Target.Name)
+		}
+		return false, nil, nil
+	})
+	return cs
+}
+
+func evict(tracker k8stesting.ObjectTracker, ns, name string) error {
+	obj, err := tracker.Get(podsGVR, ns, name)
+	if err != nil {
+		return err
+	}
+	pod := obj.(*corev1.Pod)
+	list, err := tracker.List(podsGVR, corev1.SchemeGroupVersion.WithKind("Pod"), ns)
+	if err != nil {
+		return err
+	}
+	var pods []*corev1.Pod
+	for i := range list.(*corev1.PodList).Items {
+		pods = append(pods, &list.(*corev1.PodList).Items[i])
+	}
+	pdbList, err := tracker.List(pdbsGVR, policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"), ns)
+	if err != nil {
+		return err
+	}
+	for i := range pdbList.(*policyv1.PodDisruptionBudgetList).Items {
+		pdb := &pdbList.(*policyv1.PodDisruptionBudgetList).Items[i]
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		if allowed, _, _ := disruption.PDBAllowed(pdb, pods); allowed <= 0 {
+			return apierrors.NewTooManyRequestsError("Cannot evict pod as it would violate the pod's disruption budget.")
+		}
+	}
+	return tracker.Delete(podsGVR, ns, name)
+}
+
+func bind(tracker k8stesting.ObjectTracker, ns, name, node string) error {
+	obj, err := tracker.Get(podsGVR, ns, name)
+	if err != nil {
+		return err
+	}
+	pod := obj.(*corev1.Pod).DeepCopy()
+	if pod.Spec.NodeName != "" {
+		return apierrors.NewConflict(podsGVR.GroupResource(), name, nil)
+	}
+	pod.Spec.NodeName = node
+	return tracker.Update(podsGVR, pod, ns)
+}
