@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/disruption"
@@ -16,7 +17,7 @@ import (
 // benchCluster builds a cluster of n nodes running about podsPerNode pods each, from 40
 // deployments (50m-400m cpu each), so nodes run at 20%-95% of their cpu, in two pools with the
 // default budget of 10%: the shape of a large cluster some weeks after a scale-down.
-func benchCluster(tb tb, n, podsPerNode int, seed uint64) disruption.Input {
+func benchCluster(tb tb, n, podsPerNode int, seed uint64, spread bool) disruption.Input {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	types := []string{"m5.2xlarge", "m5.4xlarge", "c5.4xlarge", "r5.2xlarge", "m6i.4xlarge"}
@@ -51,7 +52,14 @@ func benchCluster(tb tb, n, podsPerNode int, seed uint64) disruption.Input {
 			if used+d.milli > limit {
 				break
 			}
-			ps = append(ps, newPod(fmt.Sprintf("%s-n%05d-%d", d.name, i, j), d.cpu, d.mem, app(d.name)))
+			p := newPod(fmt.Sprintf("%s-n%05d-%d", d.name, i, j), d.cpu, d.mem, app(d.name))
+			if spread && d.name < "app08" {
+				// A fifth of the deployments spread over zones, so their pods need the solver.
+				p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1 + int32(n/100),
+					TopologyKey: nodeplan.LabelZone, WhenUnsatisfiable: corev1.DoNotSchedule,
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": d.name}}}}
+			}
+			ps = append(ps, p)
 			used += d.milli
 		}
 		pool := in.NodePools[i%2].Name
@@ -61,13 +69,20 @@ func benchCluster(tb tb, n, podsPerNode int, seed uint64) disruption.Input {
 }
 
 func BenchmarkPlan(b *testing.B) {
-	for _, size := range []struct{ nodes, podsPerNode int }{{100, 30}, {1000, 30}, {5000, 30}} {
-		in := benchCluster(b, size.nodes, size.podsPerNode, 1)
+	for _, size := range []struct {
+		nodes, podsPerNode int
+		spread             bool
+	}{{100, 30, false}, {1000, 30, false}, {5000, 30, false}, {1000, 30, true}, {5000, 30, true}} {
+		in := benchCluster(b, size.nodes, size.podsPerNode, 1, size.spread)
 		pods := 0
 		for _, n := range in.Nodes {
 			pods += len(n.Pods)
 		}
-		b.Run(fmt.Sprintf("nodes=%d/pods=%d", size.nodes, pods), func(b *testing.B) {
+		name := fmt.Sprintf("nodes=%d/pods=%d", size.nodes, pods)
+		if size.spread {
+			name += "/zone-spread"
+		}
+		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			var r disruption.Result
 			for b.Loop() {
@@ -93,7 +108,7 @@ func BenchmarkPlan(b *testing.B) {
 // TestBenchClusterPlan keeps the benchmark's cluster honest: the plan it gives keeps every
 // invariant.
 func TestBenchClusterPlan(t *testing.T) {
-	in := benchCluster(t, 200, 30, 2)
+	in := benchCluster(t, 200, 30, 2, true)
 	start := time.Now()
 	r, err := disruption.Plan(context.Background(), in)
 	if err != nil {

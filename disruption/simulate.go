@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/nodeplan/nodeplan"
 
 	"github.com/nodeplan/nodeplan/scheduling"
 )
@@ -17,10 +20,10 @@ type simulation struct {
 	result scheduling.Result
 }
 
-// maxOtherNodes bounds the nodes a simulation offers the solver besides those whose pods matter
-// to inter-pod terms: the ones with the most free room. A plan on fewer nodes is still valid on
-// all of them; it may only miss a tighter packing.
-const maxOtherNodes = 256
+// maxDestinations bounds the nodes a simulation offers the solver to place pods on: the ones
+// with the most free room. A plan on fewer nodes is still valid on all of them; it may only miss
+// a tighter packing.
+const maxDestinations = 256
 
 // canSimulate reports whether the pass may run another simulation.
 func (p *planner) canSimulate() bool { return p.sims < p.maxSims }
@@ -54,33 +57,51 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 		skip[s] = true
 	}
 	shapes := minimalShapes(p, orig)
-	var nodes []scheduling.Node
-	var others []*nstate
+	// Destinations: the roomiest nodes that fit some pod of the set. Every other node whose pods
+	// matter to inter-pod terms is offered for counting only — merged, when no term is per node,
+	// into one stand-in per distinct set of labels, so a simulation's size does not grow with
+	// the cluster.
+	var dests, counted []*nstate
 	for _, s := range p.nodes {
 		if s.gone || skip[s] {
 			continue
 		}
-		if !s.dest {
+		if s.dest && fitsAny(s.free, shapes) {
+			dests = append(dests, s)
+		} else if len(s.sched.Pods) > 0 {
+			counted = append(counted, s)
+		}
+	}
+	if len(dests) > maxDestinations {
+		slices.SortStableFunc(dests, func(a, b *nstate) int { return cmp.Compare(b.free.cpu, a.free.cpu) })
+		for _, s := range dests[maxDestinations:] {
 			if len(s.sched.Pods) > 0 {
-				nodes = append(nodes, s.countOnly())
+				counted = append(counted, s)
 			}
-			continue
 		}
-		if len(s.sched.Pods) > 0 {
-			nodes = append(nodes, s.sched)
-		} else if fitsAny(s.free, shapes) {
-			others = append(others, s)
+		dests = dests[:maxDestinations]
+		slices.SortStableFunc(dests, func(a, b *nstate) int { return strings.Compare(a.name, b.name) })
+		slices.SortStableFunc(counted, func(a, b *nstate) int { return strings.Compare(a.name, b.name) })
+	}
+	keep := p.mattersTo(orig)
+	nodes := make([]scheduling.Node, 0, len(dests)+len(counted)+len(p.virtual))
+	for _, s := range dests {
+		nodes = append(nodes, s.view(keep))
+	}
+	if p.aggregate {
+		nodes = append(nodes, p.standIns(counted, keep)...)
+	} else {
+		for _, s := range counted {
+			if v := s.countOnly(); len(v.Pods) > 0 {
+				v.Pods = filterPods(v.Pods, keep)
+				nodes = append(nodes, v)
+			}
 		}
 	}
-	if len(others) > maxOtherNodes {
-		slices.SortStableFunc(others, func(a, b *nstate) int { return cmp.Compare(b.free.cpu, a.free.cpu) })
-		others = others[:maxOtherNodes]
-		slices.SortStableFunc(others, func(a, b *nstate) int { return strings.Compare(a.name, b.name) })
+	for _, v := range p.virtual {
+		v.Pods = filterPods(v.Pods, keep)
+		nodes = append(nodes, v)
 	}
-	for _, s := range others {
-		nodes = append(nodes, s.sched)
-	}
-	nodes = append(nodes, p.virtual...)
 	res, err := scheduling.Solve(p.ctx, scheduling.Input{
 		Pods:              pods,
 		NodePools:         p.in.NodePools,
@@ -158,5 +179,117 @@ func (s *nstate) countOnly() scheduling.Node {
 	n.Status.Allocatable = corev1.ResourceList{}
 	v := s.sched
 	v.Node = &n
+	return v
+}
+
+// standIns merges count-only nodes with the same labels and taints (hostname aside) into one
+// node each that carries all their pods that inter-pod terms care about. Valid only when no
+// term's topology key is the hostname: every other domain is the same for the merged nodes.
+func (p *planner) standIns(list []*nstate, keep func(*corev1.Pod) bool) []scheduling.Node {
+	var out []scheduling.Node
+	index := map[string]int{}
+	for _, s := range list {
+		key := s.groupKey()
+		i, ok := index[key]
+		if !ok {
+			i = len(out)
+			index[key] = i
+			name := fmt.Sprintf("stand-in-%d", i)
+			n := &corev1.Node{}
+			n.Name = name
+			n.Labels = make(map[string]string, len(s.sched.Node.Labels))
+			for k, v := range s.sched.Node.Labels {
+				n.Labels[k] = v
+			}
+			n.Labels[nodeplan.LabelHostname] = name
+			n.Spec.Taints = append(slices.Clone(s.sched.Node.Spec.Taints), corev1.Taint{Key: virtualTaint, Effect: corev1.TaintEffectNoSchedule})
+			n.Status.Allocatable = corev1.ResourceList{}
+			out = append(out, scheduling.Node{Node: n})
+		}
+		for _, pod := range s.sched.Pods {
+			if keep(pod) {
+				out[i].Pods = append(out[i].Pods, pod)
+			}
+		}
+	}
+	return out
+}
+
+// groupKey is the node's labels but its hostname, and its taints, as a string.
+func (s *nstate) groupKey() string {
+	if s.group != "" {
+		return s.group
+	}
+	n := s.sched.Node
+	keys := make([]string, 0, len(n.Labels))
+	for k := range n.Labels {
+		if k != nodeplan.LabelHostname {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(n.Labels[k])
+		b.WriteByte(0)
+	}
+	for _, t := range n.Spec.Taints {
+		fmt.Fprintf(&b, "%s=%s:%s\x00", t.Key, t.Value, t.Effect)
+	}
+	s.group = b.String()
+	return s.group
+}
+
+// mattersTo returns which bound pods can affect where the moving pods go: those their inter-pod
+// terms select, those whose own required anti-affinity may repel them, and, when they claim
+// host ports, those holding host ports.
+func (p *planner) mattersTo(moving []*corev1.Pod) func(*corev1.Pod) bool {
+	sels := interPodSelectors(moving)
+	ports := false
+	for _, pod := range moving {
+		if hostPorts(pod) {
+			ports = true
+			break
+		}
+	}
+	return func(pod *corev1.Pod) bool {
+		if a := pod.Spec.Affinity; a != nil && a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 {
+			return true
+		}
+		if ports && hostPorts(pod) {
+			return true
+		}
+		if len(sels) == 0 {
+			return false
+		}
+		set := labels.Set(pod.Labels)
+		for _, s := range sels {
+			if s.Matches(set) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func filterPods(pods []*corev1.Pod, keep func(*corev1.Pod) bool) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, pod := range pods {
+		if keep(pod) {
+			out = append(out, pod)
+		}
+	}
+	return out
+}
+
+// view is the node as a simulation of particular pods sees it: only the bound pods that matter
+// to them.
+func (s *nstate) view(keep func(*corev1.Pod) bool) scheduling.Node {
+	v := s.sched
+	if len(v.Pods) > 0 {
+		v.Pods = filterPods(v.Pods, keep)
+	}
 	return v
 }

@@ -57,9 +57,10 @@ type nstate struct {
 
 	sched     scheduling.Node // the simulation's view: allocatable already net of bound pods
 	free      vec
-	receives  bool // took pods this pass, so it must stay
-	changedAt int  // planner.version when it last took pods
-	mark      int  // equals planner.mark while the node is in the set being evaluated
+	receives  bool   // took pods this pass, so it must stay
+	changedAt int    // planner.version when it last took pods
+	mark      int    // equals planner.mark while the node is in the set being evaluated
+	group     string // see groupKey
 
 	dest      bool // may take pods: initialized, not disrupting, not going away
 	gone      bool // in a command
@@ -82,6 +83,7 @@ type planner struct {
 	pdbs    *pdbSet
 
 	selectors   []labels.Selector // from the inter-pod terms of pods that may move
+	aggregate   bool              // no inter-pod term is per node, so count-only nodes may merge
 	types       map[string]map[string]*nodeplan.InstanceType
 	lbCPU       float64 // least $/h per allocatable core in the catalog
 	lbMem       float64 // least $/h per allocatable GiB
@@ -118,6 +120,7 @@ func newPlanner(ctx context.Context, in *Input) *planner {
 	all = append(all, in.Pending...)
 	p.pdbs = newPDBSet(in.PDBs, all)
 	p.selectors = interPodSelectors(all)
+	p.aggregate = !usesKey(all, nodeplan.LabelHostname)
 
 	for i := range in.Nodes {
 		n := &in.Nodes[i]
@@ -215,6 +218,41 @@ func interPodSelectors(pods []*corev1.Pod) []labels.Selector {
 		}
 	}
 	return out
+}
+
+// usesKey reports whether any pod's spread constraints or pod (anti-)affinity terms use key as
+// their topology key.
+func usesKey(pods []*corev1.Pod, key string) bool {
+	for _, p := range pods {
+		for _, c := range p.Spec.TopologySpreadConstraints {
+			if c.TopologyKey == key {
+				return true
+			}
+		}
+		a := p.Spec.Affinity
+		if a == nil {
+			continue
+		}
+		var terms []corev1.PodAffinityTerm
+		if a.PodAffinity != nil {
+			terms = append(terms, a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
+			for _, w := range a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+				terms = append(terms, w.PodAffinityTerm)
+			}
+		}
+		if a.PodAntiAffinity != nil {
+			terms = append(terms, a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
+			for _, w := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+				terms = append(terms, w.PodAffinityTerm)
+			}
+		}
+		for _, t := range terms {
+			if t.TopologyKey == key {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // relevant reports whether a bound pod can affect where moved pods go beyond the room it takes:
