@@ -3,9 +3,11 @@ package scheduling
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeplan/nodeplan"
 )
@@ -60,6 +62,61 @@ func BenchmarkSolve(b *testing.B) {
 				var err error
 				res, err = Solve(context.Background(), in)
 				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "pods/s")
+			b.ReportMetric(res.Cost, "$/h")
+			b.ReportMetric(res.Cost/res.LowerBound, "cost/LB")
+			b.ReportMetric(float64(len(res.NodeClaims)), "nodes")
+			if len(res.Unschedulable) > 0 {
+				b.Fatalf("%d pods unschedulable: %s", len(res.Unschedulable), res.Unschedulable[0].Message)
+			}
+		})
+	}
+}
+
+// karpenterMix is Karpenter's own scheduling benchmark mix: a fifth each of generic pods, zone
+// spread, hostname spread, zone self-affinity and hostname anti-affinity, cpu from 100m to 1.5
+// and memory from 100Mi to 4Gi, drawn with a fixed seed.
+func karpenterMix(n int) []*corev1.Pod {
+	rng := rand.New(rand.NewPCG(42, 42))
+	cpus := []string{"100m", "250m", "500m", "1", "1500m"}
+	mems := []string{"100Mi", "512Mi", "1Gi", "2Gi", "4Gi"}
+	var out []*corev1.Pod
+	for i := 0; i < n; i++ {
+		kind := i % 5
+		app := []string{"generic", "zone-spread", "host-spread", "zone-affinity", "host-anti"}[kind]
+		p := pod(fmt.Sprintf("%s-%d", app, i), cpus[rng.IntN(len(cpus))], mems[rng.IntN(len(mems))])
+		p.Labels["app"] = app
+		sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+		switch kind {
+		case 1, 2:
+			key := nodeplan.LabelZone
+			if kind == 2 {
+				key = nodeplan.LabelHostname
+			}
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: key, WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: sel}}
+		case 3:
+			p.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: nodeplan.LabelZone, LabelSelector: sel}}}}
+		case 4:
+			p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: nodeplan.LabelHostname, LabelSelector: sel}}}}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func BenchmarkSolveKarpenterMix(b *testing.B) {
+	catalog := loadCatalog(b)
+	for _, n := range []int{1000, 5000, 20000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			in := Input{Pods: karpenterMix(n), NodePools: []nodeplan.NodePool{{Name: "default"}}, InstanceTypes: catalog, DaemonSets: testDaemonSets()}
+			var res Result
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if res, err = Solve(context.Background(), in); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -16,8 +16,11 @@ type bin struct {
 	name     string
 	inflight bool
 	reqs     nodeplan.Requirements
+	labels   map[string]string
 	taints   []corev1.Taint
+	p        *problem
 	free     vec
+	free0    vec // free before this solve placed anything: what the lower bound counts
 	ports    []hostPort
 	pods     []*corev1.Pod // bound pods (existing nodes)
 	placed   []placement
@@ -51,7 +54,7 @@ func (p *problem) buildBins(in *Input) error {
 		if node.Spec.Unschedulable || node.DeletionTimestamp != nil || hasTaint(node.Spec.Taints, nodeplan.TaintDisrupted) {
 			continue
 		}
-		b := &bin{name: node.Name, free: p.dims.vec(node.Status.Allocatable), pods: n.Pods}
+		b := &bin{name: node.Name, free: p.dims.vec(node.Status.Allocatable), pods: n.Pods, labels: node.Labels, p: p}
 		labels := map[string]string{metadataName: node.Name}
 		for k, v := range node.Labels {
 			labels[k] = v
@@ -87,6 +90,7 @@ func (p *problem) buildBins(in *Input) error {
 				b.ports = append(b.ports, d.ports...)
 			}
 		}
+		b.free0 = b.free.clone()
 		p.bins = append(p.bins, b)
 	}
 	for i := range in.NodeClaims {
@@ -102,13 +106,20 @@ func (p *problem) buildBins(in *Input) error {
 			labels[k] = v
 		}
 		if c.Status.InstanceType != "" {
+			// The type it launched as: a pod selecting on instance-type labels must see them.
+			if it := findType(pl, in.InstanceTypes, c.Status.InstanceType); it != nil {
+				for k, v := range it.Labels {
+					labels[k] = v
+				}
+			}
 			labels[nodeplan.LabelInstanceType] = c.Status.InstanceType
 			labels[nodeplan.LabelZone] = c.Status.Zone
 			labels[nodeplan.LabelCapacityType] = string(c.Status.CapacityType)
 		}
-		b := &bin{name: c.Name, inflight: true, reqs: c.Requirements.Intersect(nodeplan.RequirementsFromLabels(labels)), taints: c.Taints}
+		b := &bin{name: c.Name, inflight: true, reqs: c.Requirements.Intersect(nodeplan.RequirementsFromLabels(labels)), taints: c.Taints, labels: labels, p: p}
 		b.free = alloc
 		b.free.sub(p.dims.vec(c.Resources))
+		b.free0 = b.free.clone()
 		p.bins = append(p.bins, b)
 	}
 	// Best fit: the fullest room first, so big holes stay for big pods.
@@ -155,13 +166,38 @@ func (p *problem) claimSize(c *nodeplan.NodeClaim, pl *pool) (capacity, alloc ve
 	return capacity, alloc
 }
 
+func findType(pl *pool, catalog []nodeplan.InstanceType, name string) *nodeplan.InstanceType {
+	if pl != nil {
+		for _, it := range pl.types {
+			if it.Name == name {
+				return it
+			}
+		}
+	}
+	for i := range catalog {
+		if catalog[i].Name == name {
+			return &catalog[i]
+		}
+	}
+	return nil
+}
+
 func hasTaint(taints []corev1.Taint, key string) bool {
 	return slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.Key == key })
 }
 
 // admits reports whether pods of group g may go on the bin, ignoring room.
 func (b *bin) admits(g *group) bool {
-	if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, b.taints); blocked {
+	return g.room(b.placed, b.name) > 0 && b.mayHold(g)
+}
+
+// mayHold is admits without the per-node caps: whether the node could take the group at all,
+// before this solve placed anything (what the lower bound asks).
+func (b *bin) mayHold(g *group) bool {
+	if g.blocked != nil || g.avoid[b.name] || (g.onlyOn != nil && !g.onlyOn[b.name]) {
+		return false
+	}
+	if _, blocked := b.p.untolerated(g.tolerations, b.taints); blocked {
 		return false
 	}
 	if _, clash := portsConflict(g.ports, b.ports); clash {

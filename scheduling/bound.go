@@ -16,7 +16,7 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 		podValue, capValue := 0.0, math.Inf(1)
 		var admitted []*group
 		for _, g := range p.groups {
-			if counts[g.id] > 0 && cg.values[g.id] > 0 && b.admits(g) {
+			if counts[g.id] > 0 && cg.values[g.id] > 0 && b.mayHold(g) {
 				admitted = append(admitted, g)
 				podValue += float64(counts[g.id]) * cg.values[g.id]
 			}
@@ -24,7 +24,7 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 		if len(admitted) == 0 {
 			continue
 		}
-		for d, free := range b.free {
+		for d, free := range b.free0 {
 			best, valid := 0.0, true
 			for _, g := range admitted {
 				if g.req[d] <= 0 {

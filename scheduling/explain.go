@@ -27,6 +27,9 @@ func (p *problem) explain(g *group) (Reason, []PoolReason) {
 		r := PoolReason{Code: ReasonNoNodePool, Message: "no NodePool exists, and no existing node has room"}
 		return r.Code, []PoolReason{r}
 	}
+	if r, ok := p.topologyReason(g); ok {
+		return r.Code, []PoolReason{r}
+	}
 	var out []PoolReason
 	for _, pl := range p.pools {
 		code, msg := p.explainPool(g, pl)
@@ -34,6 +37,24 @@ func (p *problem) explain(g *group) (Reason, []PoolReason) {
 	}
 	slices.SortStableFunc(out, func(a, b PoolReason) int { return cmp.Compare(reasonRank[b.Code], reasonRank[a.Code]) })
 	return out[0].Code, out
+}
+
+// topologyReason explains pods held back by a pod-level constraint, whatever the pools.
+func (p *problem) topologyReason(g *group) (PoolReason, bool) {
+	switch {
+	case g.blocked != nil:
+		return PoolReason{Code: g.blocked.code, Message: g.blocked.msg}, true
+	case g.single != nil && g.single.placed:
+		return PoolReason{Code: ReasonPodAffinity, Message: "pod affinity on " + nodeplan.LabelHostname +
+			" with its own group: every pod must share the node the first one goes to, and it is full"}, true
+	case g.noNew:
+		return PoolReason{Code: ReasonPodAffinity, Message: fmt.Sprintf("pod affinity on %s requires a node already running a matching pod (%s), and none has room",
+			nodeplan.LabelHostname, joinKeys(g.onlyOn))}, true
+	case g.with != nil:
+		return PoolReason{Code: ReasonPodAffinity, Message: fmt.Sprintf("pod affinity on %s requires sharing a node with %s, and none of its nodes has room",
+			nodeplan.LabelHostname, g.with.keys[0])}, true
+	}
+	return PoolReason{}, false
 }
 
 func (p *problem) explainPool(g *group, pl *pool) (Reason, string) {

@@ -25,7 +25,10 @@ type group struct {
 	req vec // requests per pod (nodeplan.PodRequests), milli-units
 	// alts are the alternatives the pod accepts: nodeSelector ∩ one required node-affinity term
 	// (terms are ORed) ∩ volume zones. Never empty; an alternative may be unsatisfiable.
-	alts        []nodeplan.Requirements
+	alts []nodeplan.Requirements
+	// nodeAlts are the alternatives from node selection alone (no volume zones, no topology
+	// pins): the nodes a spread counts as its domains.
+	nodeAlts    []nodeplan.Requirements
 	tolerations []corev1.Toleration
 	ports       []hostPort
 	priority    int32
@@ -34,7 +37,23 @@ type group struct {
 	// anti-affinity, host ports); 0 means no cap.
 	perNode int64
 	// conflicts are groups that may not share a node with this one (anti-affinity, host ports).
-	conflicts []int
+	conflicts      []int
+	conflictGroups []*group
+
+	// Topology (see topology.go): existing nodes to avoid, the only existing nodes allowed, how
+	// many more pods existing nodes may take, whether new nodes are allowed, whether all pods
+	// must share one node, a group whose nodes this one must share, and pods that cannot be
+	// placed at all.
+	avoid  map[string]bool
+	onlyOn map[string]bool
+	caps   []*nodeCap
+	noNew  bool
+	// single, when set, is shared by every subgroup of a group whose pods must all share one
+	// node (hostname affinity with itself): once placed, the rest cannot go elsewhere.
+	single  *singleState
+	with    *group
+	partner *partnerReq
+	blocked *blockInfo
 
 	// value is the pod's worth under the lower bound's resource prices: what it must cost at
 	// least wherever it goes. The packer maximises value per dollar.
@@ -45,6 +64,15 @@ type group struct {
 
 // groupPods sorts pending pods into groups. Pods are hashed on the fields that matter and
 // compared field by field on a hash match, so grouping is exact and cheap.
+// partnerReq says a group must share a domain with pods of another pending group.
+type partnerReq struct {
+	group      *group
+	key, value string
+}
+
+// singleState records whether a one-node group has its node.
+type singleState struct{ placed bool }
+
 func groupPods(pods []*corev1.Pod, selectorKeys []string, volumeZones map[string][]string) []*group {
 	seed := maphash.MakeSeed()
 	byHash := map[uint64][]*group{}
@@ -252,10 +280,26 @@ func sortedKeys(m map[string]string) []string {
 // term (ORed), each ANDed with the nodeSelector and the volume zones. matchFields on
 // metadata.name become a requirement on the pseudo-label metadataName, which only existing nodes
 // carry.
-func podAlternatives(p *corev1.Pod, volumeZones []string) ([]nodeplan.Requirements, error) {
+func podAlternatives(p *corev1.Pod, volumeZones []string, preferred bool) ([]nodeplan.Requirements, error) {
 	base := nodeplan.RequirementsFromLabels(p.Spec.NodeSelector)
 	if volumeZones != nil {
 		base = base.Add(nodeplan.In(nodeplan.LabelZone, volumeZones...))
+	}
+	if preferred && p.Spec.Affinity != nil && p.Spec.Affinity.NodeAffinity != nil {
+		// The heaviest preferred term, treated as required (first on ties).
+		var best *corev1.PreferredSchedulingTerm
+		for i, t := range p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+			if best == nil || t.Weight > best.Weight {
+				best = &p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[i]
+			}
+		}
+		if best != nil {
+			rs, err := termRequirements(best.Preference)
+			if err != nil {
+				return nil, err
+			}
+			base = base.Intersect(rs)
+		}
 	}
 	na := p.Spec.Affinity
 	if na == nil || na.NodeAffinity == nil || na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {

@@ -49,7 +49,7 @@ func (p *problem) bestShapeFor(c *claim, placed []placement, used vec) (best *sh
 				fits = false
 				break
 			}
-			if g := p.groups[x.g]; g.perNode > 0 && x.k > g.perNode {
+			if !capsHold(p.groups[x.g], placed) {
 				fits = false
 				break
 			}
@@ -155,4 +155,23 @@ func (p *problem) mergePass(claims []*claim) ([]*claim, bool) {
 		}
 	}
 	return out, true
+}
+
+// capsHold reports whether a placement respects g's per-node and shared caps.
+func capsHold(g *group, placed []placement) bool {
+	if g.perNode > 0 && placedOf(placed, g.id) > g.perNode {
+		return false
+	}
+	for _, c := range g.caps {
+		used := int64(0)
+		for _, x := range placed {
+			if c.ids[x.g] {
+				used += x.k
+			}
+		}
+		if used > c.limit {
+			return false
+		}
+	}
+	return true
 }

@@ -22,10 +22,6 @@ const oracleCases = 600
 // pods placed; TestOracle logs them instead of failing. Whoever fixes the cause deletes them
 // (TestOracle says which no longer lose).
 var knownOracle = map[int]string{
-	160: "existing-node room goes to pods that could use new nodes; a pod with nowhere else to go stays pending",
-	194: "existing-node room goes to pods that could use new nodes; a pod with nowhere else to go stays pending",
-	501: "existing-node room goes to pods that could use new nodes; a pod with nowhere else to go stays pending",
-	555: "existing-node room goes to pods that could use new nodes; a pod with nowhere else to go stays pending",
 	316: "existing-node room goes to pods that could use new nodes; a 4-cpu pod then needs an 8-cpu node",
 	326: "the pods put on the existing node are not the ones that save most",
 	518: "the pods put on the existing node are not the ones that save most",

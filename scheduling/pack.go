@@ -115,12 +115,38 @@ func (p *problem) canJoin(s *shape, e fitEntry, placed []placement) bool {
 	return true
 }
 
-// perNodeCap is how many pods of g one node may take.
+// perNodeCap is how many pods of g an empty new node may take.
 func perNodeCap(g *group, rem int64) int64 {
-	if g.perNode > 0 && g.perNode < rem {
-		return g.perNode
+	return min(rem, g.room(nil, ""))
+}
+
+// nodeCap limits the pods of a set of groups on any one node: a hostname spread's maxSkew over
+// every group its selector matches, or anti-affinity's one-per-node over a family of groups
+// that repel each other. existing counts matching pods already on existing nodes.
+type nodeCap struct {
+	limit    int64
+	members  []*group
+	ids      map[int]bool
+	existing map[string]int64
+}
+
+// room returns how many more pods of g a node may take given what is placed on it (and, for an
+// existing node, its name): per-node caps and shared caps. math.MaxInt64 when unbounded.
+func (g *group) room(placed []placement, node string) int64 {
+	r := int64(math.MaxInt64)
+	if g.perNode > 0 {
+		r = g.perNode - placedOf(placed, g.id)
 	}
-	return rem
+	for _, c := range g.caps {
+		used := c.existing[node]
+		for _, x := range placed {
+			if c.ids[x.g] {
+				used += x.k
+			}
+		}
+		r = min(r, c.limit-used)
+	}
+	return max(r, 0)
 }
 
 // fillFFD fills one node of shape s from rem, groups in decreasing worth, each taking as many
@@ -144,11 +170,7 @@ func (p *problem) fillRest(s *shape, rem []int64, st *nodeState) {
 			continue
 		}
 		g := p.groups[e.g]
-		limit := left
-		if g.perNode > 0 {
-			limit = min(limit, g.perNode-placedOf(st.placed, e.g))
-		}
-		k := maxCopies(g.req, st.free, limit)
+		k := maxCopies(g.req, st.free, min(left, g.room(st.placed, "")))
 		if k <= 0 {
 			continue
 		}
@@ -198,7 +220,7 @@ func (p *problem) fillMix(s *shape, rem []int64, st *nodeState, total vec) bool 
 			continue
 		}
 		g := p.groups[e.g]
-		want := min(int64(lambda*float64(rem[e.g])), perNodeCap(g, rem[e.g]))
+		want := min(int64(lambda*float64(rem[e.g])), g.room(st.placed, ""))
 		k := maxCopies(g.req, st.free, want)
 		if k <= 0 {
 			continue
@@ -283,7 +305,7 @@ func (p *problem) packPool(pl *pool, rem []int64) []*claim {
 			k = min(k, rem[x.g]/x.k)
 		}
 		k = max(k, 1)
-		k = p.limitCopies(pl, bestShape, k)
+		k = p.singles(p.limitCopies(pl, bestShape, k), best.placed)
 		used := bestShape.alloc.clone()
 		used.sub(best.free)
 		for range k {
@@ -293,6 +315,7 @@ func (p *problem) packPool(pl *pool, rem []int64) []*claim {
 		for _, x := range best.placed {
 			rem[x.g] -= x.k * k
 		}
+		p.afterPlace(rem, best.placed)
 		pl.used.addScaled(bestShape.capacity, k)
 		pl.nodesUsed += k
 	}

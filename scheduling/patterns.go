@@ -65,6 +65,12 @@ const (
 	cgIterations  = 300
 	knapsackNode  = 20000
 	knapsackQuick = 1000
+	// pricingItems is how many groups a pricing search considers per family; exactItems the
+	// most a family may have for the final bound to search it exactly (else the Lagrangian
+	// bound stands); cgWork caps the search nodes of one column generation.
+	pricingItems = 16
+	exactItems   = 24
+	cgWork       = 2000000
 )
 
 // columnGeneration solves the configuration LP for the groups with counts > 0 over the given
@@ -79,6 +85,8 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 	}
 	var fams []colFamily
 	for _, s := range shapes {
+		// One family per offering some group accepts: a node mixing groups must be bought
+		// through an offering all of them accept, which need not be any one's cheapest.
 		var seen uint64
 		for _, f := range p.byShape[s.idx] {
 			if counts[f.g] <= 0 {
@@ -88,11 +96,10 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 				rowOf[f.g] = len(rows)
 				rows = append(rows, f.g)
 			}
-			o := bits.TrailingZeros64(f.mask)
-			if seen&(1<<uint(o)) != 0 {
-				continue
-			}
-			seen |= 1 << uint(o)
+			seen |= f.mask
+		}
+		for m := seen; m != 0; m &= m - 1 {
+			o := bits.TrailingZeros64(m)
 			fams = append(fams, colFamily{s: s, o: o, price: s.offerings[o].Price})
 		}
 	}
@@ -158,7 +165,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 		}
 		return neg
 	}
-	for iter := 0; iter < cgIterations; iter++ {
+	for iter := 0; iter < cgIterations && ks.work < cgWork; iter++ {
 		if neg := duals(); neg >= 0 {
 			col := make([]float64, n)
 			col[neg] = -1
@@ -175,7 +182,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 				break
 			}
 			f := &fams[i]
-			pat, val, _ := ks.solve(f, vp, counts, knapsackQuick)
+			pat, val, _ := ks.solve(f, vp, counts, knapsackQuick, pricingItems)
 			if val/f.price > 1+tol {
 				found = append(found, pat)
 			}
@@ -212,10 +219,10 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 			break
 		}
 		f := &fams[i]
-		ks.prepare(f, vp, counts)
-		upper := min(bound[i]*f.price, ks.lpBound(f.s.alloc))
-		if upper/f.price > theta {
-			_, _, exact := ks.solve(f, vp, counts, knapsackNode)
+		ks.prepare(f, vp, counts, 0)
+		upper := min(bound[i]*f.price, ks.relaxedBound(f.s.alloc))
+		if upper/f.price > theta && len(ks.items) <= exactItems {
+			_, _, exact := ks.solve(f, vp, counts, knapsackNode, 0)
 			upper = min(upper, exact)
 		}
 		theta = max(theta, upper/f.price)
@@ -264,6 +271,13 @@ type intKnapsack struct {
 	nodes  int
 	budget int
 	surr   []surrogate
+	// caps shared by several items (anti-affinity families, hostname spread): the bounds
+	// respect them, so a family of 25 groups allowed one pod per node bounds as one pod.
+	work     int // search nodes spent, across calls
+	caps     []*nodeCap
+	itemCaps [][]int
+	capLeft  []float64
+	capUsed  []int64 // per cap, pods of the current partial pattern
 }
 
 type surrogate struct {
@@ -313,22 +327,26 @@ func (k *intKnapsack) upperBound(f *colFamily, v []float64, counts []int64) floa
 
 // solve returns the best pattern found, its value, and an upper bound on the best value (equal
 // to it when the search finished within its budget).
-func (k *intKnapsack) solve(f *colFamily, v []float64, counts []int64, budget int) (pattern, float64, float64) {
-	k.prepare(f, v, counts)
+func (k *intKnapsack) solve(f *colFamily, v []float64, counts []int64, budget, topK int) (pattern, float64, float64) {
+	k.prepare(f, v, counts, topK)
 	k.free = append(k.free[:0], f.s.alloc...)
 	k.cur, k.best, k.bestV, k.nodes, k.budget = k.cur[:0], k.best[:0], 0, 0, budget
 	root := k.bound(0, 0)
 	exhausted := k.dfs(f.s, 0, 0)
 	pat := pattern{s: f.s, o: f.o, placed: slices.Clone(k.best), value: k.bestV}
 	upper := k.bestV
-	if exhausted {
-		upper = max(upper, min(root, k.lpBound(f.s.alloc)))
+	k.work += k.nodes
+	if exhausted || topK > 0 {
+		upper = max(upper, min(root, k.relaxedBound(f.s.alloc)))
 	}
 	return pat, k.bestV, upper
 }
 
 // prepare loads a family's items at values v, and the surrogate weightings for its bounds.
-func (k *intKnapsack) prepare(f *colFamily, v []float64, counts []int64) {
+// With topK > 0 only the topK items of best value per unit of (normalised) size are loaded:
+// a pattern rarely mixes more than a handful of groups, and pricing only needs a good column,
+// not the best one.
+func (k *intKnapsack) prepare(f *colFamily, v []float64, counts []int64, topK int) {
 	p := k.p
 	k.items = k.items[:0]
 	for _, it := range f.items {
@@ -341,8 +359,124 @@ func (k *intKnapsack) prepare(f *colFamily, v []float64, counts []int64) {
 			k.items = append(k.items, kItem{g: it.g, e: it.e, v: v[it.row], maxk: mk})
 		}
 	}
+	if topK > 0 && len(k.items) > topK {
+		size := func(it kItem) float64 {
+			w := 0.0
+			for d, c := range f.s.alloc {
+				if c > 0 {
+					w += float64(p.groups[it.g].req[d]) / float64(c)
+				}
+			}
+			return w
+		}
+		slices.SortStableFunc(k.items, func(a, b kItem) int { return cmp.Compare(b.v*size(a), a.v*size(b)) })
+		k.items = k.items[:topK]
+	}
 	slices.SortStableFunc(k.items, func(a, b kItem) int { return cmp.Compare(b.v, a.v) })
+	k.caps = k.caps[:0]
+	k.itemCaps = k.itemCaps[:0]
+	for _, it := range k.items {
+		var idx []int
+		for _, c := range p.groups[it.g].caps {
+			i := slices.Index(k.caps, c)
+			if i < 0 {
+				i = len(k.caps)
+				k.caps = append(k.caps, c)
+			}
+			idx = append(idx, i)
+		}
+		k.itemCaps = append(k.itemCaps, idx)
+	}
+	k.capUsed = append(k.capUsed[:0], make([]int64, len(k.caps))...)
 	k.buildSurrogates(f.s.alloc)
+}
+
+// relaxedBound is a valid upper bound on the knapsack: the exact LP relaxation when the problem
+// is small, else the Lagrangian dual bound.
+func (k *intKnapsack) relaxedBound(alloc vec) float64 {
+	if len(k.items) <= exactItems {
+		return k.lpBound(alloc)
+	}
+	return k.lagrangeBound(alloc)
+}
+
+// lagrangeBound prices every resource (and every shared cap) with multipliers μ and bounds the
+// knapsack by L(μ) = Σ_j maxk_j·max(0, v_j − μ·a_j − Σ λ_c) + μ·capacity + Σ λ_c·limit_c, which is
+// at least the LP optimum for any μ, λ ≥ 0 (weak duality). Coordinate descent, each coordinate
+// minimised exactly (the function is convex and piecewise linear in it), makes it tight.
+func (k *intKnapsack) lagrangeBound(alloc vec) float64 {
+	p := k.p
+	nd := len(alloc)
+	nc := len(k.caps)
+	mu := make([]float64, nd+nc)
+	capOf := func(c int) float64 {
+		if c < nd {
+			return float64(max(alloc[c], 0))
+		}
+		return float64(max(k.caps[c-nd].limit, 0))
+	}
+	coef := func(j, c int) float64 {
+		if c < nd {
+			return float64(p.groups[k.items[j].g].req[c])
+		}
+		if slices.Contains(k.itemCaps[j], c-nd) {
+			return 1
+		}
+		return 0
+	}
+	reduced := make([]float64, len(k.items))
+	eval := func() float64 {
+		total := 0.0
+		for c := range mu {
+			total += mu[c] * capOf(c)
+		}
+		for j, it := range k.items {
+			r := it.v
+			for c := range mu {
+				if mu[c] != 0 {
+					r -= mu[c] * coef(j, c)
+				}
+			}
+			reduced[j] = r
+			if r > 0 {
+				total += float64(it.maxk) * r
+			}
+		}
+		return total
+	}
+	type bp struct{ t, w float64 }
+	var pts []bp
+	best := eval()
+	for round := 0; round < 6; round++ {
+		for c := range mu {
+			// f(t) = t·cap + Σ maxk_j·max(0, r_j − (t−μ_c)·a_jc) with r_j the reduced values at
+			// the current μ: minimised where the weight of items still positive drops to cap.
+			pts = pts[:0]
+			base := reduced
+			eval()
+			for j, it := range k.items {
+				a := coef(j, c)
+				if a <= 0 || base[j]+mu[c]*a <= 0 {
+					continue
+				}
+				pts = append(pts, bp{t: (base[j] + mu[c]*a) / a, w: float64(it.maxk) * a})
+			}
+			slices.SortFunc(pts, func(x, y bp) int { return cmp.Compare(y.t, x.t) })
+			capc := capOf(c)
+			acc := 0.0
+			t := 0.0
+			for _, q := range pts {
+				acc += q.w
+				if acc > capc {
+					t = q.t
+					break
+				}
+			}
+			mu[c] = t
+			best = min(best, eval())
+		}
+	}
+	return best * (1 + 1e-9)
 }
 
 // lpBound is the exact fractional relaxation of the knapsack (every resource, every count cap),
@@ -377,6 +511,16 @@ func (k *intKnapsack) lpBound(alloc vec) float64 {
 		row[j] = 1
 		a = append(a, row)
 		b = append(b, float64(it.maxk))
+	}
+	for ci, cp := range k.caps {
+		row := make([]float64, n)
+		for j := range k.items {
+			if slices.Contains(k.itemCaps[j], ci) {
+				row[j] = 1
+			}
+		}
+		a = append(a, row)
+		b = append(b, float64(max(cp.limit, 0)))
 	}
 	return lpMax(c, a, b) * (1 + 1e-9)
 }
@@ -480,6 +624,10 @@ func (k *intKnapsack) bound(i int, value float64) float64 {
 
 // boundWith is the greedy fractional fill of one surrogate constraint by items i….
 func (k *intKnapsack) boundWith(sg *surrogate, i int) float64 {
+	k.capLeft = k.capLeft[:0]
+	for ci, c := range k.caps {
+		k.capLeft = append(k.capLeft, float64(c.limit-k.capUsed[ci]))
+	}
 	{
 		room := 0.0
 		for d, m := range sg.mu {
@@ -493,16 +641,26 @@ func (k *intKnapsack) boundWith(sg *surrogate, i int) float64 {
 				continue
 			}
 			it := &k.items[j]
+			limit := float64(it.maxk)
+			for _, ci := range k.itemCaps[j] {
+				limit = min(limit, max(k.capLeft[ci], 0))
+			}
 			if sg.w[j] <= 0 {
-				add += it.v * float64(it.maxk)
+				add += it.v * limit
+				for _, ci := range k.itemCaps[j] {
+					k.capLeft[ci] -= limit
+				}
 				continue
 			}
 			if room <= 0 {
 				break
 			}
-			take := min(float64(it.maxk), room/sg.w[j])
+			take := min(limit, room/sg.w[j])
 			add += take * it.v
 			room -= take * sg.w[j]
+			for _, ci := range k.itemCaps[j] {
+				k.capLeft[ci] -= take
+			}
 		}
 		return add
 	}
@@ -523,7 +681,7 @@ func (k *intKnapsack) dfs(s *shape, i int, value float64) bool {
 	}
 	it := k.items[i]
 	g := k.p.groups[it.g]
-	kmax := maxCopies(g.req, k.free, it.maxk)
+	kmax := maxCopies(g.req, k.free, min(it.maxk, g.room(k.cur, "")))
 	if kmax > 0 && !k.p.canJoin(s, it.e, k.cur) {
 		kmax = 0
 	}
@@ -531,11 +689,17 @@ func (k *intKnapsack) dfs(s *shape, i int, value float64) bool {
 		if c > 0 {
 			k.free.addScaled(g.req, -c)
 			k.cur = append(k.cur, placement{g: it.g, k: c})
+			for _, ci := range k.itemCaps[i] {
+				k.capUsed[ci] += c
+			}
 		}
 		out := k.dfs(s, i+1, value+float64(c)*it.v)
 		if c > 0 {
 			k.free.addScaled(g.req, c)
 			k.cur = k.cur[:len(k.cur)-1]
+			for _, ci := range k.itemCaps[i] {
+				k.capUsed[ci] -= c
+			}
 		}
 		if out {
 			return true

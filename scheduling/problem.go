@@ -35,6 +35,18 @@ type problem struct {
 	claims    []*claim
 	// unplaced groups and the pool phase that gave up on them, for explanations.
 	limitHit map[int]map[int]bool
+	// spreadFams are the split spreads, checked again after packing.
+	spreadFams []*spreadFamily
+	// affinityDomain is the domain chosen for a self-affine group (and all its subgroups).
+	affinityDomain map[string]string
+	// topo holds each group's parsed topology constraints while they are applied.
+	topo map[*group]groupTopo
+	// singles are the one-node states, by representative pod.
+	singleStates map[*corev1.Pod]*singleState
+	// dropped counts pods taken out of packing for good (see drop).
+	dropped map[int]int64
+	// prefs says which preferences this solve treats as requirements.
+	prefs preferences
 	// minValuesHit marks groups whose claims failed their pool's minValues.
 	minValuesHit map[int]bool
 	// growth[pool] is how far each claim's options may exceed its costed type per limited
@@ -59,8 +71,8 @@ type InputError struct {
 func (e *InputError) Error() string { return fmt.Sprintf("scheduling: %s: %v", e.Object, e.Err) }
 func (e *InputError) Unwrap() error { return e.Err }
 
-func newProblem(in *Input) (*problem, error) {
-	p := &problem{in: in, dims: newDims(), limitHit: map[int]map[int]bool{}}
+func newProblem(in *Input, prefs preferences) (*problem, error) {
+	p := &problem{in: in, dims: newDims(), limitHit: map[int]map[int]bool{}, prefs: prefs}
 	var pending []*corev1.Pod
 	for _, pod := range in.Pods {
 		if pod.Spec.NodeName == "" {
@@ -72,11 +84,19 @@ func newProblem(in *Input) (*problem, error) {
 	for i, g := range p.groups {
 		reqLists[i] = nodeplan.PodRequests(g.rep)
 		p.dims.addAll(reqLists[i])
-		alts, err := podAlternatives(g.rep, in.VolumeZones[g.keys[0]])
+		alts, err := podAlternatives(g.rep, in.VolumeZones[g.keys[0]], p.prefs.nodeAffinity)
 		if err != nil {
 			return nil, &InputError{Object: "pod " + g.keys[0], Err: err}
 		}
 		g.alts = alts
+		g.nodeAlts = slices.Clone(alts)
+		if in.VolumeZones[g.keys[0]] != nil {
+			// Spread domains are the nodes the pod's node affinity allows, as kube-scheduler
+			// counts them, whatever its volumes allow.
+			if g.nodeAlts, err = podAlternatives(g.rep, nil, p.prefs.nodeAffinity); err != nil {
+				return nil, &InputError{Object: "pod " + g.keys[0], Err: err}
+			}
+		}
 		g.tolerations = g.rep.Spec.Tolerations
 		g.ports = podHostPorts(g.rep)
 		if g.rep.Spec.Priority != nil {
@@ -112,10 +132,33 @@ func newProblem(in *Input) (*problem, error) {
 		}
 	}
 	p.buildPools(in)
-	p.buildFits()
 	if err := p.buildBins(in); err != nil {
 		return nil, err
 	}
+	if err := p.applyTopology(in); err != nil {
+		return nil, err
+	}
+	for _, g := range p.groups {
+		g.conflicts = g.conflicts[:0]
+		for _, h := range g.conflictGroups {
+			g.conflicts = append(g.conflicts, h.id)
+		}
+		if g.single != nil && (g.perNode == 0 || g.perNode > int64(len(g.pods))) {
+			g.perNode = int64(len(g.pods))
+		}
+	}
+	// Groups whose host ports collide may not share a node.
+	for i, g := range p.groups {
+		for _, h := range p.groups[i+1:] {
+			if _, clash := portsConflict(g.ports, h.ports); clash && len(g.ports) > 0 && len(h.ports) > 0 {
+				g.conflict(h)
+				h.conflict(g)
+				g.conflicts = append(g.conflicts, h.id)
+				h.conflicts = append(h.conflicts, g.id)
+			}
+		}
+	}
+	p.buildFits()
 	p.remaining = make([]int64, len(p.groups))
 	for _, g := range p.groups {
 		p.remaining[g.id] = int64(len(g.pods))
@@ -185,7 +228,10 @@ func (p *problem) buildFits() {
 	}
 	for _, pl := range p.pools {
 		for _, g := range p.groups {
-			if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints); blocked {
+			if g.blocked != nil || g.noNew || g.with != nil {
+				continue
+			}
+			if _, blocked := p.untolerated(g.tolerations, pl.np.Template.Taints); blocked {
 				continue
 			}
 			for _, s := range pl.shapes {
@@ -226,6 +272,27 @@ func offeringMask(s *shape, rs nodeplan.Requirements) uint64 {
 }
 
 func popcount(m uint64) int { return bits.OnesCount64(m) }
+
+// preferences says which soft constraints a solve treats as hard (see preferences.go).
+type preferences struct {
+	nodeAffinity, podAffinity, podAnti, spread, preferNoSchedule bool
+}
+
+// untolerated is nodeplan.UntoleratedTaint, with PreferNoSchedule taints blocking too when this
+// solve honours them.
+func (p *problem) untolerated(tols []corev1.Toleration, taints []corev1.Taint) (corev1.Taint, bool) {
+	if t, ok := nodeplan.UntoleratedTaint(tols, taints); ok {
+		return t, true
+	}
+	if p.prefs.preferNoSchedule {
+		for _, t := range taints {
+			if t.Effect == corev1.TaintEffectPreferNoSchedule && !nodeplan.Tolerates(tols, t) {
+				return t, true
+			}
+		}
+	}
+	return corev1.Taint{}, false
+}
 
 func addLabelSelectorKeys(keys map[string]bool, sel *metav1.LabelSelector) {
 	if sel == nil {

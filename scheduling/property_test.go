@@ -29,10 +29,10 @@ var configs = []schedulingtest.Config{{}, {Topology: true}}
 const (
 	// knownInFlightAffinity: pods are matched to an in-flight claim by its Requirements, not by
 	// the labels of the instance type it launched as (TestKnownInFlightNodeAffinity).
-	knownInFlightAffinity = true
+	knownInFlightAffinity = false
 	// knownTopology: Solve does not yet enforce required pod (anti-)affinity, DoNotSchedule
 	// spread and host ports across deployments (TestKnownPodAntiAffinity).
-	knownTopology = true
+	knownTopology = false
 )
 
 // unknownViolations drops the violations of known bugs from err.
@@ -205,7 +205,7 @@ func solveAndCheck(t *testing.T, in scheduling.Input) scheduling.Result {
 // An in-flight claim launched as a category-c type must not take a pod that requires category m,
 // even though the claim's requirements (category NotIn [r]) would allow m.
 func TestKnownInFlightNodeAffinity(t *testing.T) {
-	t.Skip("known: Solve matches pods to in-flight claims by Requirements, not by the launched type's labels")
+	// fixed: t.Skip("known: Solve matches pods to in-flight claims by Requirements, not by the launched type's labels")
 	pod := knownPod("a", "100m")
 	pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
@@ -228,7 +228,7 @@ func TestKnownInFlightNodeAffinity(t *testing.T) {
 
 // Two pods that each refuse to share a host with the other need two nodes.
 func TestKnownPodAntiAffinity(t *testing.T) {
-	t.Skip("known: Solve ignores required pod anti-affinity")
+	// fixed: t.Skip("known: Solve ignores required pod anti-affinity")
 	anti := &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{
 		{TopologyKey: nodeplan.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}}}
 	a, b := knownPod("a", "100m"), knownPod("b", "100m")
@@ -244,7 +244,7 @@ func TestKnownPodAntiAffinity(t *testing.T) {
 // pods first) places all three; Solve gives the node to the small pods and leaves the big one
 // pending.
 func TestKnownExistingRoomStarvesPod(t *testing.T) {
-	t.Skip("known: Solve fills existing nodes without regard to pods that have nowhere else to go")
+	// fixed: t.Skip("known: Solve fills existing nodes without regard to pods that have nowhere else to go")
 	in := scheduling.Input{
 		Pods:          []*corev1.Pod{knownPod("big", "3"), knownPod("small-1", "1"), knownPod("small-2", "1")},
 		NodePools:     []nodeplan.NodePool{{Name: "p"}},

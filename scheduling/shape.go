@@ -182,7 +182,7 @@ func (p *problem) buildDaemons(dss []*appsv1.DaemonSet) error {
 	for _, ds := range dss {
 		pod := &corev1.Pod{ObjectMeta: ds.Spec.Template.ObjectMeta, Spec: ds.Spec.Template.Spec}
 		pod.Namespace, pod.Name = ds.Namespace, ds.Name
-		alts, err := podAlternatives(pod, nil)
+		alts, err := podAlternatives(pod, nil, false)
 		if err != nil {
 			return &InputError{Object: "DaemonSet " + ds.Namespace + "/" + ds.Name, Err: err}
 		}

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -20,10 +21,15 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 	if err := in.Validate(); err != nil {
 		return Result{}, err
 	}
+	return solveWithPreferences(ctx, &in)
+}
+
+// solveOnce runs one solve with the given preferences treated as requirements.
+func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("scheduling: %w", err)
 	}
-	p, err := newProblem(&in)
+	p, err := newProblem(in, prefs)
 	if err != nil {
 		return Result{}, err
 	}
@@ -62,6 +68,11 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 			cg = p.columnGeneration(rem, pl.shapes)
 			p.setValues(cg.values)
 		}
+		for _, g := range p.groups {
+			if g.single != nil && g.single.placed {
+				p.drop(rem, g.id)
+			}
+		}
 		claims := p.roundPatterns(pl, cg, rem)
 		claims = append(claims, p.packPool(pl, rem)...)
 		if rounds > 0 {
@@ -83,6 +94,11 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 			return Result{}, fmt.Errorf("scheduling: %w", err)
 		}
 	}
+	p.placeWith()
+	for g, n := range p.dropped {
+		p.remaining[g] += n
+	}
+	p.enforceTopology()
 	res := p.result()
 	// The bound covers the pods the plan places; when some could not be placed, find the
 	// bound for the placed ones alone.
@@ -98,6 +114,40 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 	}
 	res.LowerBound = lb
 	return res, nil
+}
+
+// drop takes a group's remaining pods out of this pool's packing for good: they stay pending
+// (a group that must share one node already has its node).
+func (p *problem) drop(rem []int64, g int) {
+	if p.dropped == nil {
+		p.dropped = map[int]int64{}
+	}
+	p.dropped[g] += rem[g]
+	rem[g] = 0
+}
+
+// singles caps a pattern's copies at one when it holds a group that must share one node, and
+// marks such groups placed.
+func (p *problem) singles(k int64, placed []placement) int64 {
+	for _, x := range placed {
+		if p.groups[x.g].single != nil {
+			return min(k, 1)
+		}
+	}
+	return k
+}
+
+func (p *problem) afterPlace(rem []int64, placed []placement) {
+	for _, x := range placed {
+		if g := p.groups[x.g]; g.single != nil {
+			g.single.placed = true
+			for _, h := range p.groups {
+				if h.single == g.single {
+					p.drop(rem, h.id)
+				}
+			}
+		}
+	}
 }
 
 // setValues gives every group its pod value (a tiny one by size when the bound gives none, so
@@ -127,7 +177,7 @@ func (p *problem) roundPatterns(pl *pool, cg cgResult, rem []int64) []*claim {
 		if k <= 0 || !p.withinLimits(pl, pat.s, 1) {
 			continue
 		}
-		k = p.limitCopies(pl, pat.s, k)
+		k = p.singles(p.limitCopies(pl, pat.s, k), pat.placed)
 		mask := fullMask(len(pat.s.offerings))
 		used := make(vec, len(p.dims.names))
 		value := 0.0
@@ -143,6 +193,7 @@ func (p *problem) roundPatterns(pl *pool, cg cgResult, rem []int64) []*claim {
 		for _, x := range pat.placed {
 			rem[x.g] -= x.k * k
 		}
+		p.afterPlace(rem, pat.placed)
 		pl.used.addScaled(pat.s.capacity, k)
 		pl.nodesUsed += k
 	}
@@ -152,8 +203,14 @@ func (p *problem) roundPatterns(pl *pool, cg cgResult, rem []int64) []*claim {
 // placeOnBins puts pending pods on existing nodes and in-flight claims, largest groups first,
 // each into the fullest room that takes it.
 func (p *problem) placeOnBins() {
-	for _, g := range p.groupsByValue() {
-		if p.remaining[g.id] == 0 {
+	// Pods that can only use existing room go first, so pods that could have a new node do not
+	// take the room they need; then the most valuable.
+	order := p.groupsByValue()
+	slices.SortStableFunc(order, func(a, b *group) int {
+		return cmp.Compare(boolInt(p.canUseNew(a)), boolInt(p.canUseNew(b)))
+	})
+	for _, g := range order {
+		if p.remaining[g.id] == 0 || g.with != nil || (g.single != nil && g.single.placed) {
 			continue
 		}
 		for _, b := range p.bins {
@@ -163,10 +220,7 @@ func (p *problem) placeOnBins() {
 			if !b.admits(g) || b.conflictsWith(p, g) {
 				continue
 			}
-			limit := p.remaining[g.id]
-			if g.perNode > 0 {
-				limit = min(limit, g.perNode-placedOf(b.placed, g.id))
-			}
+			limit := min(p.remaining[g.id], g.room(b.placed, b.name))
 			k := maxCopies(g.req, b.free, limit)
 			if k <= 0 {
 				continue
@@ -174,8 +228,87 @@ func (p *problem) placeOnBins() {
 			b.free.addScaled(g.req, -k)
 			b.placed = addPlacement(b.placed, g.id, k)
 			p.remaining[g.id] -= k
+			if g.single != nil {
+				g.single.placed = true
+				break
+			}
 		}
 	}
+}
+
+func (p *problem) canUseNew(g *group) bool { return slices.Contains(p.poolOK[g.id], true) }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// placeWith places groups that must share nodes with another group (required pod affinity over
+// hostnames to pending pods) onto the nodes planned or found for that group.
+func (p *problem) placeWith() {
+	for _, g := range p.groups {
+		h := g.with
+		if h == nil || p.remaining[g.id] == 0 {
+			continue
+		}
+		for _, b := range p.bins {
+			if p.remaining[g.id] == 0 {
+				break
+			}
+			if placedOf(b.placed, h.id) == 0 || !b.admits(g) || b.conflictsWith(p, g) {
+				continue
+			}
+			k := maxCopies(g.req, b.free, min(p.remaining[g.id], g.room(b.placed, b.name)))
+			if k > 0 {
+				b.free.addScaled(g.req, -k)
+				b.placed = addPlacement(b.placed, g.id, k)
+				p.remaining[g.id] -= k
+			}
+		}
+		for _, c := range p.claims {
+			if p.remaining[g.id] == 0 {
+				break
+			}
+			if placedOf(c.placed, h.id) == 0 {
+				continue
+			}
+			e, ok := p.fitOnShape(g, c.shape)
+			if !ok || c.mask&e.mask == 0 || !p.canJoin(c.shape, e, c.placed) {
+				continue
+			}
+			free := c.shape.alloc.clone()
+			free.sub(c.used)
+			k := maxCopies(g.req, free, min(p.remaining[g.id], g.room(c.placed, "")))
+			if k <= 0 {
+				continue
+			}
+			c.used.addScaled(g.req, k)
+			c.mask &= e.mask
+			c.placed = addPlacement(slices.Clone(c.placed), g.id, k)
+			c.value += float64(k) * g.value
+			p.remaining[g.id] -= k
+		}
+	}
+}
+
+// fitOnShape checks, outside the precomputed fits, whether group g may go on shape s.
+func (p *problem) fitOnShape(g *group, s *shape) (fitEntry, bool) {
+	if _, blocked := p.untolerated(g.tolerations, s.pool.np.Template.Taints); blocked || !g.req.fitsIn(s.alloc) {
+		return fitEntry{}, false
+	}
+	if _, clash := portsConflict(g.ports, s.dsPorts); clash {
+		return fitEntry{}, false
+	}
+	for ai, alt := range g.alts {
+		if s.reqs.Compatible(alt) == nil {
+			if m := offeringMask(s, alt); m != 0 {
+				return fitEntry{g: g.id, mask: m, alt: ai}, true
+			}
+		}
+	}
+	return fitEntry{}, false
 }
 
 func (b *bin) conflictsWith(p *problem, g *group) bool {

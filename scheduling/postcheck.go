@@ -1,0 +1,141 @@
+package scheduling
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Some topology constraints can only be checked once packing is done: a spread whose pods in
+// one domain could not all be placed (a limit, a full zone) leaves the other domains too far
+// ahead, and a group that must share a domain with another group's pods has no partner if none
+// of those were placed there. Rather than plan pods kube-scheduler would refuse, the solver
+// takes such pods back: they stay pending, with the reason.
+
+// spreadFamily records a split spread for the check after packing.
+type spreadFamily struct {
+	s     *spreadC
+	parts []spreadPart
+	base  map[string]int // running matching pods per domain
+	all   []string       // every counted domain
+}
+
+type spreadPart struct {
+	g      *group
+	domain string
+}
+
+// enforceTopology takes back pods that would break a spread or have no affinity partner.
+func (p *problem) enforceTopology() {
+	for _, g := range p.groups {
+		pr := g.partner
+		if pr == nil || p.placed(g) == 0 {
+			continue
+		}
+		partners := 0
+		for _, h := range p.groups {
+			if h.rep == pr.group.rep && pinnedTo(h, pr.key) == pr.value {
+				partners += p.placed(h)
+			}
+		}
+		if partners == 0 {
+			p.unplace(g, math.MaxInt)
+			g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: the pods it selects (%s…) could not be placed in %s=%s",
+				pr.key, pr.group.keys[0], pr.key, pr.value)}
+		}
+	}
+	for _, f := range p.spreadFams {
+		for {
+			cur := map[string]int{}
+			for _, v := range f.all {
+				cur[v] = f.base[v]
+			}
+			for _, part := range f.parts {
+				cur[part.domain] += p.placed(part.g)
+			}
+			lo := math.MaxInt
+			if len(f.all) < f.s.minDomains {
+				lo = 0
+			}
+			hi, hiDomain := -1, ""
+			for _, v := range f.all {
+				lo = min(lo, cur[v])
+				if cur[v] > hi {
+					hi, hiDomain = cur[v], v
+				}
+			}
+			if hi-lo <= f.s.maxSkew {
+				break
+			}
+			taken := false
+			for _, part := range slices.Backward(f.parts) {
+				if part.domain == hiDomain && p.placed(part.g) > 0 {
+					p.unplace(part.g, 1)
+					part.g.blocked = &blockInfo{ReasonTopologySpread, fmt.Sprintf("topology spread on %s (maxSkew %d): other domains could not take their share, so %s=%s cannot take more (%s)",
+						f.s.term.key, f.s.maxSkew, f.s.term.key, hiDomain, fmtCounts(cur, f.all))}
+					taken = true
+					break
+				}
+			}
+			if !taken {
+				break // the excess is running pods: nothing of ours to take back
+			}
+		}
+	}
+}
+
+// placed returns how many of g's pods this solve has placed so far.
+func (p *problem) placed(g *group) int {
+	return len(g.pods) - int(p.remaining[g.id])
+}
+
+// pinnedTo returns the single value g's first alternative pins key to, or "".
+func pinnedTo(g *group, key string) string {
+	if r, ok := g.alts[0].Get(key); ok {
+		if v, single := r.Single(); single {
+			return v
+		}
+	}
+	return ""
+}
+
+// unplace takes up to n of g's placed pods back: from new claims first (the last planned first),
+// then from existing room.
+func (p *problem) unplace(g *group, n int) {
+	for i := len(p.claims) - 1; i >= 0 && n > 0; i-- {
+		c := p.claims[i]
+		k := placedOf(c.placed, g.id)
+		if k == 0 {
+			continue
+		}
+		take := min(int64(n), k)
+		c.placed = addPlacement(slices.Clone(c.placed), g.id, -take)
+		c.placed = slices.DeleteFunc(c.placed, func(x placement) bool { return x.k == 0 })
+		c.used = c.used.clone()
+		c.used.addScaled(g.req, -take)
+		c.value -= float64(take) * g.value
+		p.remaining[g.id] += take
+		n -= int(take)
+		if len(c.placed) == 0 {
+			pl := c.shape.pool
+			pl.used.sub(c.shape.capacity)
+			pl.nodesUsed--
+			p.claims = slices.Delete(p.claims, i, i+1)
+		}
+	}
+	for _, b := range p.bins {
+		if n == 0 {
+			break
+		}
+		k := placedOf(b.placed, g.id)
+		if k == 0 {
+			continue
+		}
+		take := min(int64(n), k)
+		b.placed = addPlacement(b.placed, g.id, -take)
+		b.placed = slices.DeleteFunc(b.placed, func(x placement) bool { return x.k == 0 })
+		b.free.addScaled(g.req, take)
+		p.remaining[g.id] += take
+		n -= int(take)
+	}
+}

@@ -1,0 +1,823 @@
+package scheduling
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// Topology constraints — spread, pod affinity and anti-affinity — are turned into the few things
+// the packer already understands, before any packing starts:
+//
+//   - a spread or anti-affinity over zones (or any node label but the hostname) splits a group
+//     into subgroups pinned to one domain each, sized so the final counts respect maxSkew, or
+//     one pod per domain;
+//   - an affinity pins a group to the domains where its targets are (or, for a group that is
+//     its own target, to the one cheapest domain);
+//   - over hostnames, constraints become per-node caps (maxSkew, or 1 for anti-affinity with
+//     itself), conflicts between groups that may not share a node, and existing nodes a group
+//     must use or must avoid.
+//
+// So a spread over three zones costs the solver three groups instead of one, not a search.
+//
+// Hostname spread. kube-scheduler measures skew against the minimum over all eligible nodes.
+// Any eligible node without the group's pods — an existing node, a node launched for other pods,
+// one of ours — makes that minimum 0, so we plan at most maxSkew pods of a group per node,
+// counting its pods already there. Karpenter assumes the same minimum of 0; unlike Karpenter we
+// count the group's running pods per existing node, so a node already at maxSkew takes none.
+//
+// Counts are kube-scheduler's: running pods matching the selector, in the constraint's
+// namespace, on eligible nodes (nodeAffinityPolicy Honor and nodeTaintsPolicy Ignore by default).
+// Pending pods of other groups that also match a selector are not counted while splitting; the
+// independent checker verifies the final skew.
+
+type spreadC struct {
+	term          podTerm
+	maxSkew       int
+	minDomains    int
+	hard          bool
+	honorAffinity bool
+	honorTaints   bool
+}
+
+// groupTopo is a group's parsed constraints.
+type groupTopo struct {
+	spreads  []spreadC
+	anti     []podTerm // required anti-affinity
+	affinity []podTerm // required affinity
+}
+
+// blockInfo marks pods that cannot be placed at all because of a constraint, and why.
+type blockInfo struct {
+	code Reason
+	msg  string
+}
+
+func (p *problem) parseTopology(g *group, nsLabels map[string]map[string]string) (groupTopo, error) {
+	var t groupTopo
+	rep := g.rep
+	for _, c := range rep.Spec.TopologySpreadConstraints {
+		term, err := newSpreadTerm(rep, c)
+		if err != nil {
+			return t, err
+		}
+		s := spreadC{term: term, maxSkew: int(max(c.MaxSkew, 1)), hard: c.WhenUnsatisfiable != corev1.ScheduleAnyway,
+			honorAffinity: c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor,
+			honorTaints:   c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor}
+		if c.MinDomains != nil {
+			s.minDomains = int(*c.MinDomains)
+		}
+		if s.hard || p.prefs.spread {
+			t.spreads = append(t.spreads, s)
+		}
+	}
+	if a := rep.Spec.Affinity; a != nil {
+		if a.PodAntiAffinity != nil {
+			for _, term := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+				pt, err := newPodTerm(rep, term, nsLabels)
+				if err != nil {
+					return t, err
+				}
+				t.anti = append(t.anti, pt)
+			}
+			if p.prefs.podAnti {
+				for _, w := range heaviest(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) {
+					pt, err := newPodTerm(rep, w, nsLabels)
+					if err != nil {
+						return t, err
+					}
+					t.anti = append(t.anti, pt)
+				}
+			}
+		}
+		if a.PodAffinity != nil {
+			for _, term := range a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+				pt, err := newPodTerm(rep, term, nsLabels)
+				if err != nil {
+					return t, err
+				}
+				t.affinity = append(t.affinity, pt)
+			}
+			if p.prefs.podAffinity {
+				for _, w := range heaviest(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) {
+					pt, err := newPodTerm(rep, w, nsLabels)
+					if err != nil {
+						return t, err
+					}
+					t.affinity = append(t.affinity, pt)
+				}
+			}
+		}
+	}
+	return t, nil
+}
+
+// heaviest returns the term of highest weight (first on ties), or none.
+func heaviest(ws []corev1.WeightedPodAffinityTerm) []corev1.PodAffinityTerm {
+	if len(ws) == 0 {
+		return nil
+	}
+	best := ws[0]
+	for _, w := range ws[1:] {
+		if w.Weight > best.Weight {
+			best = w
+		}
+	}
+	return []corev1.PodAffinityTerm{best.PodAffinityTerm}
+}
+
+// existingPod is a running pod with its node's labels.
+type existingPod struct {
+	pod    *corev1.Pod
+	node   *corev1.Node
+	labels map[string]string
+}
+
+// applyTopology rewrites groups for their topology constraints (see the comment at the top).
+func (p *problem) applyTopology(in *Input) error {
+	nsLabels := map[string]map[string]string{}
+	for _, ns := range in.Namespaces {
+		nsLabels[ns.Name] = ns.Labels
+	}
+	var running []existingPod
+	for _, n := range in.Nodes {
+		for _, pod := range n.Pods {
+			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || pod.DeletionTimestamp != nil {
+				continue
+			}
+			running = append(running, existingPod{pod: pod, node: n.Node, labels: n.Node.Labels})
+		}
+	}
+	// Existing pods' required anti-affinity repels incoming pods too (symmetry).
+	type repel struct {
+		term podTerm
+		at   existingPod
+	}
+	var repels []repel
+	for _, e := range running {
+		if a := e.pod.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+			for _, term := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+				pt, err := newPodTerm(e.pod, term, nsLabels)
+				if err != nil {
+					return &InputError{Object: "pod " + nodeplan.PodKey(e.pod), Err: err}
+				}
+				repels = append(repels, repel{pt, e})
+			}
+		}
+	}
+	topo := make(map[*group]groupTopo, len(p.groups))
+	p.topo = topo
+	any := len(repels) > 0
+	for _, g := range p.groups {
+		t, err := p.parseTopology(g, nsLabels)
+		if err != nil {
+			return &InputError{Object: "pod " + g.keys[0], Err: err}
+		}
+		topo[g] = t
+		any = any || len(t.spreads)+len(t.anti)+len(t.affinity) > 0
+	}
+	if !any {
+		return nil
+	}
+	// Pass 1: everything over non-hostname keys, which may pin or split groups.
+	groups := slices.Clone(p.groups)
+	for _, g := range groups {
+		t := topo[g]
+		// Symmetry: domains where a running pod's anti-affinity selects this group.
+		for _, r := range repels {
+			if !r.term.matches(g.rep) {
+				continue
+			}
+			if r.term.key == nodeplan.LabelHostname {
+				g.avoidBin(r.at.node.Name)
+				continue
+			}
+			if v, ok := r.at.labels[r.term.key]; ok {
+				p.exclude(g, r.term.key, v)
+			}
+		}
+		for i := range t.anti {
+			if t.anti[i].key != nodeplan.LabelHostname {
+				p.applyZoneAnti(g, &t.anti[i], running)
+			}
+		}
+	}
+	// Spreads split groups. Groups with the same constraint form a family whose pods are
+	// spread together (kube-scheduler counts all of them), and subgroups inherit the rest of
+	// the topology.
+	type family struct {
+		s       *spreadC
+		members []*group
+	}
+	var fams []*family
+	index := map[string]*family{}
+	for _, g := range slices.Clone(p.groups) {
+		t := topo[g]
+		for i := range t.spreads {
+			s := &t.spreads[i]
+			sig := spreadSignature(g, s)
+			f, ok := index[sig]
+			if !ok {
+				f = &family{s: s}
+				index[sig] = f
+				fams = append(fams, f)
+			}
+			f.members = append(f.members, g)
+		}
+	}
+	splitFamily := func(f *family) {
+		var next []*group
+		for _, parts := range p.splitSpread(f.members, f.s, running) {
+			next = append(next, parts...)
+		}
+		for _, part := range next {
+			topo[part] = topo[f.members[0]]
+		}
+		// Later families see the subgroups.
+		for _, g := range f.members {
+			for _, f2 := range fams {
+				if f2 == f {
+					continue
+				}
+				if i := slices.Index(f2.members, g); i >= 0 {
+					for _, part := range next {
+						if part != g && part.rep == g.rep && !slices.Contains(f2.members, part) {
+							f2.members = append(f2.members, part)
+						}
+					}
+				}
+			}
+		}
+	}
+	// Spreads of groups without pod affinity first, so that groups that must share a domain
+	// with spread pods can follow one of the domains those were given; then affinities (which
+	// may pin); then the spreads of groups with affinity, within their pins.
+	hasAffinity := func(f *family) bool { return len(topo[f.members[0]].affinity) > 0 }
+	for _, f := range fams {
+		if f.s.term.key != nodeplan.LabelHostname && !hasAffinity(f) {
+			splitFamily(f)
+		}
+	}
+	for _, g := range slices.Clone(p.groups) {
+		t := topo[g]
+		for i := range t.affinity {
+			p.applyAffinity(g, &t.affinity[i], running, topo)
+		}
+	}
+	for _, f := range fams {
+		if f.s.term.key != nodeplan.LabelHostname && hasAffinity(f) {
+			splitFamily(f)
+		}
+	}
+	// Pass 2: hostname constraints become caps, conflicts and nodes to avoid.
+	for _, f := range fams {
+		if f.s.term.key != nodeplan.LabelHostname {
+			continue
+		}
+		c := &nodeCap{limit: int64(f.s.maxSkew), existing: map[string]int64{}}
+		for _, g := range f.members {
+			if f.s.term.matches(g.rep) {
+				c.members = append(c.members, g)
+			}
+		}
+		for _, e := range running {
+			if f.s.term.matches(e.pod) {
+				c.existing[e.node.Name]++
+			}
+		}
+		for _, g := range c.members {
+			g.caps = append(g.caps, c)
+		}
+	}
+	antiFams := map[string]*nodeCap{}
+	for _, g := range p.groups {
+		t := topo[g]
+		for i := range t.anti {
+			a := &t.anti[i]
+			if a.key != nodeplan.LabelHostname {
+				continue
+			}
+			if a.matches(g.rep) {
+				g.capPerNode(1)
+				sig := a.sel.String() + "|" + g.rep.Namespace
+				c, ok := antiFams[sig]
+				if !ok {
+					c = &nodeCap{limit: 1}
+					antiFams[sig] = c
+				}
+				c.members = append(c.members, g)
+				g.caps = append(g.caps, c)
+			}
+			for _, h := range p.groups {
+				if h != g && a.matches(h.rep) {
+					g.conflict(h)
+					h.conflict(g)
+				}
+			}
+			for _, e := range running {
+				if a.matches(e.pod) {
+					g.avoidBin(e.node.Name)
+				}
+			}
+		}
+	}
+	for i, g := range p.groups {
+		g.id = i
+	}
+	for _, g := range p.groups {
+		for _, c := range g.caps {
+			if c.ids == nil {
+				c.ids = map[int]bool{}
+				for _, m := range c.members {
+					c.ids[m.id] = true
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// spreadSignature identifies a spread constraint shared by several groups.
+func spreadSignature(g *group, s *spreadC) string {
+	return fmt.Sprintf("%s|%s|%s|%d|%d|%t|%t|%t", s.term.key, s.term.sel, g.rep.Namespace, s.maxSkew, s.minDomains, s.hard, s.honorAffinity, s.honorTaints)
+}
+
+func (g *group) capPerNode(n int64) {
+	if g.perNode == 0 || n < g.perNode {
+		g.perNode = n
+	}
+}
+
+func (g *group) avoidBin(name string) {
+	if g.avoid == nil {
+		g.avoid = map[string]bool{}
+	}
+	g.avoid[name] = true
+}
+
+func (g *group) conflict(h *group) {
+	if !slices.Contains(g.conflictGroups, h) {
+		g.conflictGroups = append(g.conflictGroups, h)
+	}
+}
+
+// pin narrows every alternative of g to key ∈ values.
+func (p *problem) pin(g *group, key string, values ...string) {
+	for i := range g.alts {
+		g.alts[i] = g.alts[i].Add(nodeplan.In(key, values...))
+	}
+}
+
+// exclude narrows every alternative of g to key ∉ values (or absent).
+func (p *problem) exclude(g *group, key string, values ...string) {
+	for i := range g.alts {
+		g.alts[i] = g.alts[i].Add(nodeplan.NotIn(key, values...))
+	}
+}
+
+// domains returns the values of key the group could be placed in — from the shapes of pools
+// it may use and from existing nodes it may use — each with the cheapest price seen there.
+func (p *problem) domains(g *group, key string) map[string]float64 {
+	return p.domainsFor(g, g.alts, key, true, true, true)
+}
+
+// domainsFor is domains for the given alternatives; with honorTaints false, pools whose taints
+// the group does not tolerate count too (a spread's domains under nodeTaintsPolicy Ignore).
+func (p *problem) domainsFor(g *group, alts []nodeplan.Requirements, key string, honorTaints, mustFit, withBins bool) map[string]float64 {
+	out := map[string]float64{}
+	note := func(v string, price float64) {
+		if old, ok := out[v]; !ok || price < old {
+			out[v] = price
+		}
+	}
+	for _, pl := range p.pools {
+		if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints); blocked && honorTaints {
+			continue
+		}
+		for _, s := range pl.shapes {
+			var alt *nodeplan.Requirements
+			for i := range alts {
+				if compatibleIgnoring(s.reqs, alts[i], key) == nil {
+					alt = &alts[i]
+					break
+				}
+			}
+			if alt == nil || (mustFit && !g.req.fitsIn(s.alloc)) {
+				continue
+			}
+			want, has := alt.Get(key)
+			if key == nodeplan.LabelZone {
+				for _, o := range s.offerings {
+					if (!has || want.Accepts(o.Zone, true)) && o.Accepts(*alt) {
+						note(o.Zone, o.Price)
+					}
+				}
+				continue
+			}
+			r, ok := s.reqs.Get(key)
+			if !ok || r.Len() == math.MaxInt {
+				continue
+			}
+			for _, v := range r.Values() {
+				if !has || want.Accepts(v, true) {
+					note(v, s.minPrice)
+				}
+			}
+		}
+	}
+	if withBins || len(out) == 0 {
+		for _, b := range p.bins {
+			if v, ok := b.labels[key]; ok && b.admits(g) {
+				note(v, 0)
+			}
+		}
+	}
+	return out
+}
+
+// applyAffinity handles one required pod-affinity term of g.
+func (p *problem) applyAffinity(g *group, a *podTerm, running []existingPod, topo map[*group]groupTopo) {
+	hostname := a.key == nodeplan.LabelHostname
+	found := map[string]bool{}
+	for _, e := range running {
+		if a.matches(e.pod) {
+			if v, ok := e.labels[a.key]; ok {
+				found[v] = true
+			}
+		}
+	}
+	if len(found) > 0 {
+		vals := sortedSet(found)
+		if hostname {
+			// Only nodes already running a match will do; new nodes cannot have one.
+			g.onlyOn = map[string]bool{}
+			for _, e := range running {
+				if a.matches(e.pod) {
+					g.onlyOn[e.node.Name] = true
+				}
+			}
+			g.noNew = true
+			return
+		}
+		p.pin(g, a.key, vals...)
+		return
+	}
+	self := a.matches(g.rep)
+	if hostname {
+		if self {
+			// The first pod starts the node; the rest must follow it. Subgroups (of a spread)
+			// share the state: they are one group to kube-scheduler.
+			if p.singleStates == nil {
+				p.singleStates = map[*corev1.Pod]*singleState{}
+			}
+			if p.singleStates[g.rep] == nil {
+				p.singleStates[g.rep] = &singleState{}
+			}
+			g.single = p.singleStates[g.rep]
+			return
+		}
+		for _, h := range p.groups {
+			if h != g && a.matches(h.rep) {
+				g.with = h // placed after h, onto nodes that run h
+				return
+			}
+		}
+		g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: no pod matches %s in any domain", a.key, a.sel)}
+		return
+	}
+	var target *group
+	if self {
+		target = g
+	} else {
+		// Prefer a target already pinned to one domain (e.g. a spread subgroup).
+		for _, h := range p.groups {
+			if h == g || h.blocked != nil || !a.matches(h.rep) {
+				continue
+			}
+			if target == nil {
+				target = h
+			}
+			if r, ok := h.alts[0].Get(a.key); ok {
+				if _, single := r.Single(); single {
+					target = h
+					break
+				}
+			}
+		}
+	}
+	if target == nil {
+		g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: no pod matches %s in any domain", a.key, a.sel)}
+		return
+	}
+	// Every subgroup of one group follows the same domain.
+	shared := fmt.Sprintf("%p|%s", g.rep, a.key)
+	if self {
+		if v, ok := p.affinityDomain[shared]; ok {
+			p.pinOrBlock(g, a.key, v, a)
+			return
+		}
+	}
+	// Pin the target to its cheapest domain (if not already pinned) and g with it.
+	if r, ok := target.alts[0].Get(a.key); ok {
+		if v, single := r.Single(); single {
+			p.pinOrBlock(g, a.key, v, a)
+			p.noteAffinity(g, target, a.key, v, shared, self)
+			return
+		}
+	}
+	// A domain where the target can be launched, so it surely lands there; existing nodes'
+	// domains only when nothing can be launched.
+	doms := p.domainsFor(target, target.alts, a.key, true, true, false)
+	if len(doms) == 0 {
+		g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: no %s domain can host the pods it selects", a.key, a.key)}
+		return
+	}
+	v := cheapest(doms)
+	p.pin(target, a.key, v)
+	if target != g {
+		p.pinOrBlock(g, a.key, v, a)
+	}
+	p.noteAffinity(g, target, a.key, v, shared, self)
+}
+
+// noteAffinity remembers the domain a group follows: for itself (so its other subgroups follow
+// it too), and for another group, so that if none of that group's pods land there, this one's
+// are taken back (it would have no partner).
+func (p *problem) noteAffinity(g, target *group, key, v, shared string, self bool) {
+	if p.affinityDomain == nil {
+		p.affinityDomain = map[string]string{}
+	}
+	if self {
+		p.affinityDomain[shared] = v
+		return
+	}
+	g.partner = &partnerReq{group: target, key: key, value: v}
+}
+
+// pinOrBlock pins g, or blocks it when the pin leaves it nowhere to go (its pods were already
+// pinned elsewhere by another constraint).
+func (p *problem) pinOrBlock(g *group, key, v string, a *podTerm) {
+	p.pin(g, key, v)
+	for _, alt := range g.alts {
+		if !alt.IsEmpty() {
+			return
+		}
+	}
+	g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s puts the pods in %s=%s, which their other constraints rule out", key, key, v)}
+}
+
+// applyZoneAnti handles a required anti-affinity term over a key other than the hostname.
+func (p *problem) applyZoneAnti(g *group, a *podTerm, running []existingPod) {
+	taken := map[string]bool{}
+	for _, e := range running {
+		if a.matches(e.pod) {
+			if v, ok := e.labels[a.key]; ok {
+				taken[v] = true
+			}
+		}
+	}
+	if len(taken) > 0 {
+		p.exclude(g, a.key, sortedSet(taken)...)
+	}
+	if !a.matches(g.rep) {
+		return
+	}
+	// With itself: at most one pod per domain.
+	doms := p.domains(g, a.key)
+	for v := range taken {
+		delete(doms, v)
+	}
+	vals := byPrice(doms)
+	parts := make([]int, len(vals))
+	left := len(g.pods)
+	for i := range vals {
+		if left == 0 {
+			break
+		}
+		parts[i] = 1
+		left--
+	}
+	counts := map[string]int{}
+	for v := range taken {
+		counts[v] = 1
+	}
+	p.splitInto(g, a.key, vals, parts, &blockInfo{ReasonPodAntiAffinity,
+		fmt.Sprintf("pod anti-affinity on %s: every domain already has a pod matching %s (%s)", a.key, a.sel, fmtCounts(counts, vals))})
+}
+
+// splitSpread splits a family of groups sharing one non-hostname spread constraint over its
+// domains, so that the final counts (with the running pods) respect maxSkew and minDomains, and
+// cheaper domains are preferred where the skew allows. It returns each member's subgroups.
+func (p *problem) splitSpread(members []*group, s *spreadC, running []existingPod) [][]*group {
+	doms := map[string]float64{}
+	memberDoms := make([]map[string]float64, len(members))
+	for i, g := range members {
+		memberDoms[i] = p.domains(g, s.term.key)
+		// Counted domains: every node the pod's node affinity allows (not its pod affinity,
+		// not its volumes), fitting it or not, as kube-scheduler counts existing nodes.
+		alts := g.nodeAlts
+		if !s.honorAffinity {
+			alts = []nodeplan.Requirements{{}}
+		}
+		counted := p.domainsFor(g, alts, s.term.key, s.honorTaints, false, true)
+		for v, pr := range counted {
+			if old, ok := doms[v]; !ok || pr < old {
+				doms[v] = pr
+			}
+		}
+	}
+	cur := map[string]int{}
+	for v := range doms {
+		cur[v] = 0
+	}
+	g0 := members[0]
+	for _, e := range running {
+		v, ok := e.labels[s.term.key]
+		if !ok || !s.term.matches(e.pod) {
+			continue
+		}
+		if s.honorAffinity && !anyAltMatches(g0.alts, e.labels) {
+			continue
+		}
+		if s.honorTaints {
+			if _, blocked := nodeplan.UntoleratedTaint(g0.tolerations, e.node.Spec.Taints); blocked {
+				continue
+			}
+		}
+		cur[v]++
+	}
+	all := make([]string, 0, len(cur))
+	for v := range cur {
+		all = append(all, v)
+	}
+	slices.Sort(all)
+	minOf := func() int {
+		if len(all) < s.minDomains {
+			return 0
+		}
+		m := math.MaxInt
+		for _, v := range all {
+			m = min(m, cur[v])
+		}
+		return m
+	}
+	why := func() *blockInfo {
+		msg := fmt.Sprintf("topology spread on %s (maxSkew %d", s.term.key, s.maxSkew)
+		if s.minDomains > 0 {
+			msg += fmt.Sprintf(", minDomains %d", s.minDomains)
+		}
+		msg += fmt.Sprintf(") cannot take more pods: %s", fmtCounts(cur, all))
+		if len(all) < s.minDomains {
+			msg += fmt.Sprintf("; only %d domains, fewer than minDomains", len(all))
+		}
+		return &blockInfo{ReasonTopologySpread, msg}
+	}
+	fam := &spreadFamily{s: s, base: map[string]int{}, all: all}
+	for v, c := range cur {
+		fam.base[v] = c
+	}
+	p.spreadFams = append(p.spreadFams, fam)
+	out := make([][]*group, len(members))
+	for mi, g := range members {
+		if !s.term.matches(g.rep) {
+			continue // its pods do not count: nothing to balance
+		}
+		vals := byPrice(memberDoms[mi])
+		parts := make([]int, len(vals))
+		quota := len(g.pods)
+		if g.single != nil {
+			// All its pods share one node, so one domain: after the first pod the others may
+			// only follow while that domain stays within maxSkew of the rest.
+			quota = 0
+			m := minOf()
+			for i, v := range vals {
+				if cur[v]+1-m <= s.maxSkew {
+					n := min(len(g.pods), s.maxSkew+m-cur[v])
+					parts[i] = n
+					cur[v] += n
+					break
+				}
+			}
+		}
+		for range quota {
+			m := minOf()
+			best := -1
+			for i, v := range vals {
+				if cur[v]+1-m > s.maxSkew {
+					continue
+				}
+				if best < 0 || cur[v] < cur[vals[best]] {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			parts[best]++
+			cur[vals[best]]++
+		}
+		total := len(g.pods)
+		var block *blockInfo
+		if placedParts(parts) < total {
+			block = why()
+		}
+		out[mi] = p.splitInto(g, s.term.key, vals, parts, block)
+		for _, sub := range out[mi] {
+			fam.parts = append(fam.parts, spreadPart{g: sub, domain: pinnedTo(sub, s.term.key)})
+		}
+	}
+	return out
+}
+
+func placedParts(parts []int) int {
+	n := 0
+	for _, x := range parts {
+		n += x
+	}
+	return n
+}
+
+// splitInto replaces g by one subgroup per domain with parts[i] pods pinned to vals[i]; pods left
+// over form a blocked subgroup explained by why. It returns the subgroups that can be placed.
+func (p *problem) splitInto(g *group, key string, vals []string, parts []int, why *blockInfo) []*group {
+	var out []*group
+	pods, keys := g.pods, g.keys
+	orig := slices.Clone(g.alts)
+	first := true
+	take := func(n int) *group {
+		sub := g
+		if !first {
+			c := *g
+			sub = &c
+			p.groups = append(p.groups, sub)
+			if t, ok := p.topo[g]; ok {
+				p.topo[sub] = t // subgroups keep the rest of the group's constraints
+			}
+		}
+		sub.alts = slices.Clone(orig)
+		first = false
+		sub.pods, sub.keys = pods[:n:n], keys[:n:n]
+		pods, keys = pods[n:], keys[n:]
+		return sub
+	}
+	for i, v := range vals {
+		if parts[i] == 0 {
+			continue
+		}
+		sub := take(parts[i])
+		p.pin(sub, key, v)
+		out = append(out, sub)
+	}
+	if len(pods) > 0 {
+		sub := take(len(pods))
+		sub.blocked = why
+	}
+	return out
+}
+
+func anyAltMatches(alts []nodeplan.Requirements, labels map[string]string) bool {
+	for _, a := range alts {
+		if a.Matches(labels) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// byPrice orders domains cheapest first, then by name.
+func byPrice(doms map[string]float64) []string {
+	vals := make([]string, 0, len(doms))
+	for v := range doms {
+		vals = append(vals, v)
+	}
+	slices.SortFunc(vals, func(a, b string) int { return cmp.Or(cmp.Compare(doms[a], doms[b]), strings.Compare(a, b)) })
+	return vals
+}
+
+func cheapest(doms map[string]float64) string { return byPrice(doms)[0] }
+
+func fmtCounts(counts map[string]int, order []string) string {
+	if len(order) == 0 {
+		return "no domain"
+	}
+	parts := make([]string, len(order))
+	for i, v := range order {
+		parts[i] = fmt.Sprintf("%s=%d", v, counts[v])
+	}
+	return strings.Join(parts, ", ")
+}
