@@ -12,16 +12,22 @@ import "math"
 func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 	cg := p.columnGeneration(counts, p.shapes)
 	total := cg.lb
+	ks := &intKnapsack{p: p}
 	for _, b := range p.bins {
 		podValue, capValue := 0.0, math.Inf(1)
 		var admitted []*group
 		for _, g := range p.groups {
-			if counts[g.id] > 0 && cg.values[g.id] > 0 && b.mayHold(g) {
+			if counts[g.id] > 0 && cg.values[g.id] > 0 && b.mayHold(g) && g.req.fitsIn(b.free0) {
 				admitted = append(admitted, g)
 				podValue += float64(counts[g.id]) * cg.values[g.id]
 			}
 		}
 		if len(admitted) == 0 {
+			continue
+		}
+		if len(p.bins) <= exactBins {
+			// Few bins: bound what each can hold by the knapsack over its free room.
+			total -= min(podValue, ks.binBound(b, admitted, cg.values, counts))
 			continue
 		}
 		for d, free := range b.free0 {
@@ -40,4 +46,21 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 		total -= min(podValue, capValue)
 	}
 	return max(total, 0), cg
+}
+
+// exactBins is the most existing nodes whose room the bound measures with a knapsack each;
+// beyond it a per-resource bound is used (valid, looser, linear time).
+const exactBins = 200
+
+// binBound is an upper bound on the value of pods that fit in an existing node's free room.
+func (k *intKnapsack) binBound(b *bin, admitted []*group, values []float64, counts []int64) float64 {
+	s := &shape{alloc: b.free0.clone().nonNegative()}
+	f := &colFamily{s: s, price: 1}
+	v := make([]float64, len(admitted))
+	for i, g := range admitted {
+		f.items = append(f.items, famItem{row: i, g: g.id})
+		v[i] = values[g.id]
+	}
+	_, _, upper := k.solve(f, v, counts, knapsackQuick, 0)
+	return upper
 }
