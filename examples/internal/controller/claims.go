@@ -67,6 +67,9 @@ type Claim struct {
 	// room they reserve on it can be released once they are pending again (and re-placed by
 	// the solver) or gone.
 	Planned map[string]corev1.ResourceList
+	// Adopted is true for claims rebuilt from the cloud after a restart: which pods they were
+	// for is not known, so they reserve no room.
+	Adopted bool
 }
 
 // ActionKind is an effect the tracker asks the controller to carry out.
@@ -439,7 +442,7 @@ func (t *Tracker) Reconcile(instances []*nodeplan.NodeClaim, nodes []*corev1.Nod
 			continue
 		}
 		if inst.Name != "" && slices.Contains(pools, inst.NodePool) && t.claims[inst.Name] == nil {
-			c := &Claim{NodeClaim: *inst, Phase: PhaseLaunched, Created: launchTime(&Claim{NodeClaim: *inst})}
+			c := &Claim{NodeClaim: *inst, Phase: PhaseLaunched, Created: launchTime(&Claim{NodeClaim: *inst}), Adopted: true}
 			if c.Created.IsZero() {
 				c.Created = now
 			}

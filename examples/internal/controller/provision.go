@@ -119,8 +119,12 @@ func (c *Controller) schedulingInput(s snapshot, pending []*corev1.Pod) scheduli
 // reserved returns the room an in-flight claim keeps for the pods it was launched for: its
 // Resources less the requests of planned pods that are pending again (the solver places them
 // afresh) or gone (evicted and recreated under new names, or deleted). Pods still running
-// elsewhere — a replacement's pods before they move — keep their room.
+// elsewhere — a replacement's pods before they move — keep their room. An adopted claim
+// reserves nothing: after a restart the pending pods are all there is to go on.
 func (c *Controller) reserved(cl *Claim, pending map[string]bool) corev1.ResourceList {
+	if cl.Adopted {
+		return nil
+	}
 	out := cl.Resources
 	for key, req := range cl.Planned {
 		if _, exists, _ := c.podLister.GetByKey(key); pending[key] || !exists {
