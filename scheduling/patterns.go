@@ -115,6 +115,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 			}
 		}
 	}
+	fams = dropDominated(fams)
 	need := make([]float64, n)
 	for r, g := range rows {
 		need[r] = float64(counts[g])
@@ -219,7 +220,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 			break
 		}
 		f := &fams[i]
-		ks.prepare(f, vp, counts, 0)
+		ks.load(f, vp, counts, 0)
 		upper := min(bound[i]*f.price, ks.relaxedBound(f.s.alloc))
 		if upper/f.price > theta && len(ks.items) <= exactItems {
 			_, _, exact := ks.solve(f, vp, counts, knapsackNode, 0)
@@ -347,6 +348,12 @@ func (k *intKnapsack) solve(f *colFamily, v []float64, counts []int64, budget, t
 // a pattern rarely mixes more than a handful of groups, and pricing only needs a good column,
 // not the best one.
 func (k *intKnapsack) prepare(f *colFamily, v []float64, counts []int64, topK int) {
+	k.load(f, v, counts, topK)
+	k.buildSurrogates(f.s.alloc)
+}
+
+// load loads the items (and their shared caps) without the surrogates, for the LP bounds.
+func (k *intKnapsack) load(f *colFamily, v []float64, counts []int64, topK int) {
 	p := k.p
 	k.items = k.items[:0]
 	for _, it := range f.items {
@@ -388,7 +395,6 @@ func (k *intKnapsack) prepare(f *colFamily, v []float64, counts []int64, topK in
 		k.itemCaps = append(k.itemCaps, idx)
 	}
 	k.capUsed = append(k.capUsed[:0], make([]int64, len(k.caps))...)
-	k.buildSurrogates(f.s.alloc)
 }
 
 // relaxedBound is a valid upper bound on the knapsack: the exact LP relaxation when the problem
@@ -415,15 +421,17 @@ func (k *intKnapsack) lagrangeBound(alloc vec) float64 {
 		}
 		return float64(max(k.caps[c-nd].limit, 0))
 	}
-	coef := func(j, c int) float64 {
-		if c < nd {
-			return float64(p.groups[k.items[j].g].req[c])
+	ncoef := nd + nc
+	coefs := make([]float64, len(k.items)*ncoef)
+	for j, it := range k.items {
+		for d := 0; d < nd; d++ {
+			coefs[j*ncoef+d] = float64(p.groups[it.g].req[d])
 		}
-		if slices.Contains(k.itemCaps[j], c-nd) {
-			return 1
+		for _, ci := range k.itemCaps[j] {
+			coefs[j*ncoef+nd+ci] = 1
 		}
-		return 0
 	}
+	coef := func(j, c int) float64 { return coefs[j*ncoef+c] }
 	reduced := make([]float64, len(k.items))
 	eval := func() float64 {
 		total := 0.0
@@ -447,7 +455,7 @@ func (k *intKnapsack) lagrangeBound(alloc vec) float64 {
 	type bp struct{ t, w float64 }
 	var pts []bp
 	best := eval()
-	for round := 0; round < 6; round++ {
+	for round := 0; round < 4; round++ {
 		for c := range mu {
 			// f(t) = t·cap + Σ maxk_j·max(0, r_j − (t−μ_c)·a_jc) with r_j the reduced values at
 			// the current μ: minimised where the weight of items still positive drops to cap.
@@ -714,4 +722,43 @@ func (m *master) pattern(i int, pats []pattern) (pattern, bool) {
 		return pattern{}, false
 	}
 	return pats[m.tag[i]], true
+}
+
+// dropDominated removes a family when another of the same shape is no dearer and accepts every
+// group it accepts: any pattern of the first is a pattern of the second at no more cost, so the
+// LP (and its bound) is unchanged. Usually only each shape's cheapest offering survives.
+func dropDominated(fams []colFamily) []colFamily {
+	out := fams[:0]
+	for i := range fams {
+		dominated := false
+		for j := range fams {
+			if i == j || fams[j].s != fams[i].s || fams[j].price > fams[i].price {
+				continue
+			}
+			if fams[j].price == fams[i].price && j > i {
+				continue // of equal ones keep the first
+			}
+			if len(fams[j].items) >= len(fams[i].items) && coversItems(fams[j].items, fams[i].items) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, fams[i])
+		}
+	}
+	return out
+}
+
+func coversItems(big, small []famItem) bool {
+	have := make(map[int]bool, len(big))
+	for _, it := range big {
+		have[it.g] = true
+	}
+	for _, it := range small {
+		if !have[it.g] {
+			return false
+		}
+	}
+	return true
 }
