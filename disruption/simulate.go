@@ -23,7 +23,7 @@ type simulation struct {
 // maxDestinations bounds the nodes a simulation offers the solver to place pods on: the ones
 // with the most free room. A plan on fewer nodes is still valid on all of them; it may only miss
 // a tighter packing.
-const maxDestinations = 256
+const maxDestinations = 128
 
 // canSimulate reports whether the pass may run another simulation.
 func (p *planner) canSimulate() bool { return p.sims < p.maxSims }

@@ -132,7 +132,11 @@ func newPlanner(ctx context.Context, in *Input) *planner {
 			if terminal(pod) {
 				continue
 			}
-			used = nodeplan.AddResources(used, p.podRequests(pod))
+			for k, q := range p.podRequests(pod) {
+				u := used[k]
+				u.Add(q)
+				used[k] = u
+			}
 			if movable(pod) {
 				s.movable = append(s.movable, pod)
 			}
