@@ -3,12 +3,179 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/config"
+	awsec2 "github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
+	"github.com/nodeplan/nodeplan/pricing"
+	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-// runCluster runs the controller against a real cluster.
+// runCluster runs the controller against the cluster of o.kubeconfig, launching EC2 instances
+// with the credentials of the environment (see README.md for the IAM permissions).
 func runCluster(ctx context.Context, o options, metrics *controller.Metrics, planner controller.Planner, stderr io.Writer) error {
-	return errors.New("--kubeconfig: the EC2 provider is not wired in yet")
+	log := newLogger(o.logFormat, stderr, o.verbose)
+	if o.clusterName == "" {
+		return errors.New("--cluster-name is required with --kubeconfig (instances are tagged with it)")
+	}
+	if (o.nodePools == "") == (o.nodePoolsConfigMap == "") {
+		return errors.New("give exactly one of --nodepools (a file) and --nodepools-configmap (namespace/name)")
+	}
+	restCfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return err
+	}
+	ca := restCfg.CAData
+	if len(ca) == 0 && restCfg.CAFile != "" {
+		if ca, err = os.ReadFile(restCfg.CAFile); err != nil {
+			return fmt.Errorf("cluster CA: %w", err)
+		}
+	}
+	ver, err := client.Discovery().ServerVersion()
+	if err != nil {
+		return fmt.Errorf("asking the API server its version: %w", err)
+	}
+
+	// NodePools and EC2NodeClasses come together, from a file or a ConfigMap; the provider looks
+	// classes up by name on every call, so a ConfigMap edit reaches both.
+	var classes atomic.Pointer[map[string]*nodeplan.EC2NodeClass]
+	decode := func(data []byte) ([]nodeplan.NodePool, error) {
+		m, err := nodeplan.DecodeManifests(data)
+		if err != nil {
+			return nil, err
+		}
+		byName := map[string]*nodeplan.EC2NodeClass{}
+		for i := range m.EC2NodeClasses {
+			byName[m.EC2NodeClasses[i].Name] = &m.EC2NodeClasses[i]
+		}
+		classes.Store(&byName)
+		return m.NodePools, nil
+	}
+	var pools controller.NodePoolSource
+	if o.nodePools != "" {
+		data, err := os.ReadFile(o.nodePools)
+		if err != nil {
+			return err
+		}
+		ps, err := decode(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.nodePools, err)
+		}
+		pools = controller.StaticNodePools(ps)
+	} else {
+		ns, name, ok := strings.Cut(o.nodePoolsConfigMap, "/")
+		if !ok {
+			return fmt.Errorf("--nodepools-configmap %q is not namespace/name", o.nodePoolsConfigMap)
+		}
+		pools = &controller.ConfigMapNodePools{Client: client, Namespace: ns, Name: name, Decode: decode, Logger: log}
+	}
+
+	var awsOpts []func(*config.LoadOptions) error
+	if o.region != "" {
+		awsOpts = append(awsOpts, config.WithRegion(o.region))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, awsOpts...)
+	if err != nil {
+		return fmt.Errorf("AWS configuration: %w", err)
+	}
+	prices := pricing.NewFromConfig(awsCfg)
+	prices.Logger = log
+	cluster := ec2.Cluster{Name: o.clusterName, Endpoint: restCfg.Host, CABundle: ca, ServiceCIDR: o.serviceCIDR,
+		ClusterDNS: o.clusterDNS, KubernetesVersion: ver.Major + "." + strings.TrimSuffix(ver.Minor, "+")}
+	if o.kubeadmToken != "" {
+		cluster.Kubeadm = &ec2.KubeadmJoin{Token: o.kubeadmToken, CACertHashes: strings.Split(o.kubeadmCACertHash, ",")}
+	}
+	popts := ec2.Options{
+		Cluster: cluster,
+		Region:  awsCfg.Region,
+		EC2:     awsec2.NewFromConfig(awsCfg),
+		SSM:     ssm.NewFromConfig(awsCfg),
+		Prices:  prices,
+		NodeClass: func(name string) (*nodeplan.EC2NodeClass, bool) {
+			m := classes.Load()
+			if m == nil {
+				return nil, false
+			}
+			c, ok := (*m)[name]
+			return c, ok
+		},
+		Logger: log,
+	}
+	if o.interruptionQueue != "" {
+		popts.SQS, popts.QueueURL = sqs.NewFromConfig(awsCfg), o.interruptionQueue
+	}
+	provider, err := ec2.New(popts)
+	if err != nil {
+		return err
+	}
+	go refreshPrices(ctx, prices, log)
+
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "nodeplan"})
+
+	lead := func(ctx context.Context) {
+		c := &controller.Controller{Client: client, Provider: provider, NodePools: pools, Solve: scheduling.Solve,
+			Planner: planner, Logger: log, Recorder: recorder, Metrics: metrics}
+		if err := c.Run(ctx); err != nil {
+			log.Error("controller stopped", "err", err)
+		}
+	}
+	if !o.leaderElect {
+		lead(ctx)
+		return nil
+	}
+	id := o.identity
+	if id == "" {
+		if id, err = os.Hostname(); err != nil {
+			return err
+		}
+	}
+	le := &controller.LeaderElection{Client: client, Namespace: o.leaseNamespace, Name: o.leaseName, Identity: id, Logger: log}
+	return le.Run(ctx, lead)
+}
+
+// refreshPrices keeps prices current: spot every 5 minutes, on-demand every 12 hours. A failed
+// refresh keeps the last prices (the static tables at first) and is logged by pricing.
+func refreshPrices(ctx context.Context, p *pricing.Live, log *slog.Logger) {
+	var lastOnDemand time.Time
+	for {
+		if time.Since(lastOnDemand) > 12*time.Hour {
+			if _, err := p.RefreshOnDemand(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("could not refresh on-demand prices", "err", err)
+			}
+			lastOnDemand = time.Now()
+		}
+		if _, err := p.RefreshSpot(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("could not refresh spot prices", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Minute):
+		}
+	}
 }

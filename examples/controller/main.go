@@ -46,7 +46,11 @@ type options struct {
 	logFormat          string
 	region             string
 	clusterName        string
-	provider           string
+	serviceCIDR        string
+	clusterDNS         string
+	kubeadmToken       string
+	kubeadmCACertHash  string
+	interruptionQueue  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -68,7 +72,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.logFormat, "log-format", "json", "with --kubeconfig: json or text")
 	fs.StringVar(&o.region, "region", "", "with --kubeconfig: AWS region (default from the environment)")
 	fs.StringVar(&o.clusterName, "cluster-name", "", "with --kubeconfig: cluster name, for discovery tags and instance tags")
-	fs.StringVar(&o.provider, "provider", "ec2", "with --kubeconfig: ec2")
+	fs.StringVar(&o.serviceCIDR, "service-cidr", "", "with --kubeconfig: the cluster's Service CIDR, for node bootstrap (AL2023)")
+	fs.StringVar(&o.clusterDNS, "cluster-dns", "", "with --kubeconfig: the cluster DNS Service IP, for node bootstrap")
+	fs.StringVar(&o.kubeadmToken, "kubeadm-token", "", "with --kubeconfig: a bootstrap token; nodes of Custom node classes then join with kubeadm")
+	fs.StringVar(&o.kubeadmCACertHash, "kubeadm-ca-cert-hash", "", "with --kubeadm-token: sha256:<hex> pins of the cluster CA, comma-separated")
+	fs.StringVar(&o.interruptionQueue, "interruption-queue", "", "with --kubeconfig: URL of the SQS queue receiving EC2 interruption events")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
