@@ -33,11 +33,19 @@
 // Candidates are ranked by price per unit of disruption (Karpenter's eviction cost: pods,
 // priority, pod-deletion-cost). A cheap screen — do the pods fit in all other nodes' free room
 // together, could any new nodes for them cost less — drops hopeless candidates without a
-// simulation. Then multi-node sets (prefixes of the ranking, sized by bisection as in
-// Karpenter, keeping the best feasible set rather than the last) and single nodes are
-// simulated, up to Options.MaxSimulations. The feasible moves are taken best first — most $/h
-// saved per unit of disruption — while budgets and PDBs allow; a move whose destinations an
-// earlier one changed is simulated again.
+// simulation. Then multi-node sets (prefixes of the ranking, up to Options.MaxCandidates, sized
+// by bisection as in Karpenter, keeping the best feasible set rather than the last) and single
+// nodes are simulated, up to Options.MaxSimulations solver runs. The feasible moves are taken
+// best first — most $/h saved per unit of disruption — while budgets and PDBs allow; a move
+// whose destinations an earlier one changed is simulated again.
+//
+// Simulations are kept small so large clusters plan fast. When every pod of a set is plain (no
+// inter-pod terms, host ports or volumes, only cpu and memory), the planner places them itself,
+// best fit onto the nodes that stay, checking resources, node selectors, node affinity and
+// taints: an exact proof that a delete is feasible, with no solver run. Otherwise the solver is
+// offered the 128 roomiest nodes that fit some pod of the set, and every other node whose pods
+// matter to the moving pods' inter-pod terms for counting only — merged into one stand-in per
+// label set when no term is per hostname.
 //
 // A replacement is judged at the worst price it could launch at: for each instance-type option,
 // the dearest available offering the claim's requirements allow, since the cloud picks the zone

@@ -307,6 +307,31 @@ func scenarios() []scenario {
 			},
 		},
 		{
+			name: "replace-many-with-several",
+			input: func(t *testing.T) disruption.Input {
+				// Four r5.2xlarge (8 cpu, 64GiB) run two 3-cpu pods each: cheaper
+				// compute nodes hold them, but no single node holds them all (M→N).
+				var nodes []disruption.Node
+				for i := range 4 {
+					nodes = append(nodes, newNode(t, fmt.Sprintf("n%d", i), "r5.2xlarge", "default",
+						withPods(pods(fmt.Sprintf("job%d", i), 2, "3", "2Gi")...)))
+				}
+				np := pool("default", budget("100%"))
+				np.Template.Requirements = np.Template.Requirements.Add(nodeplan.In(nodeplan.LabelInstanceType,
+					"c5.xlarge", "c5.2xlarge", "r5.2xlarge"))
+				return disruption.Input{Nodes: nodes, NodePools: []nodeplan.NodePool{np}, InstanceTypes: testCatalog(t), Now: t0}
+			},
+			check: func(t *testing.T, r disruption.Result) {
+				mton := false
+				for _, c := range r.Commands {
+					mton = mton || (len(c.Nodes) > 1 && len(c.Replacements) > 1)
+				}
+				if !mton {
+					t.Errorf("no command replaces several nodes by several:\n%s", render(r))
+				}
+			},
+		},
+		{
 			name: "spot-to-spot-needs-flexibility",
 			input: func(t *testing.T) disruption.Input {
 				np := pool("default", budget("100%"))

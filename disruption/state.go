@@ -33,11 +33,8 @@ func toVec(rl corev1.ResourceList) vec {
 
 func (v vec) add(o vec) vec        { return vec{v.cpu + o.cpu, v.mem + o.mem, v.pods + o.pods} }
 func (v vec) sub(o vec) vec        { return vec{v.cpu - o.cpu, v.mem - o.mem, v.pods - o.pods} }
-func (v vec) fits(in vec) bool     { return v.cpu <= in.cpu && v.mem <= in.mem && v.pods <= in.pods }
-func (v vec) anyNegative() bool    { return v.cpu < 0 || v.mem < 0 || v.pods < 0 }
 func (v vec) leq(o vec) bool       { return v.cpu <= o.cpu && v.mem <= o.mem && v.pods <= o.pods }
 func (v vec) zeroFloor() vec       { return vec{max(v.cpu, 0), max(v.mem, 0), max(v.pods, 0)} }
-func (v vec) isZero() bool         { return v == vec{} }
 func (v vec) cpuCores() float64    { return float64(v.cpu) / 1000 }
 func (v vec) memGiB() float64      { return float64(v.mem) / (1 << 30) }
 func (v vec) String() string       { return formatVec(v) }
