@@ -63,7 +63,7 @@ type cgResult struct {
 // knapsack. Both only limit how tight the bound gets, never its validity.
 const (
 	cgIterations  = 300
-	knapsackNode  = 20000
+	knapsackNode  = 4000
 	knapsackQuick = 1000
 	// pricingItems is how many groups a pricing search considers per family; exactItems the
 	// most a family may have for the final bound to search it exactly (else the Lagrangian
