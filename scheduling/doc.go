@@ -4,44 +4,76 @@
 // judged against the best possible.
 //
 // It is pure: no I/O, no clock, no logging, no goroutines left running, no state kept between
-// calls. Equal inputs give results that cmp.Diff finds equal.
+// calls. Equal inputs give results that cmp.Diff finds equal. It does not bind pods (kube-scheduler
+// does) and does not launch anything (a cloudprovider does).
 //
 // # How it decides
 //
 // Pods with the same scheduling-relevant spec are grouped, so 100,000 replicas of 20 deployments
-// cost about as much to solve as 20 pods. Pending pods go onto existing nodes and in-flight
-// claims first (best fit: the fullest node that still takes them), then onto new nodes.
+// cost about what 20 pods cost. Pending pods first fill existing nodes and in-flight claims —
+// pods that can go nowhere else first, then the most valuable — because that room is paid for.
 //
-// New nodes are chosen by price, not by what fits first. Each group goes to the highest-weight
-// NodePool that can take it (as in Karpenter). Within a pool, the solver repeatedly opens the node
-// that packs the remaining pods at the lowest price per unit of work, where a pod's work is its
-// value under the resource prices of the lower bound — cpu and memory counted together, so
-// neither is stranded. A pattern that fits is replicated as often as the remaining pods allow,
-// then a local search re-sizes, merges and splits nodes wherever that lowers the total.
+// New nodes come from the configuration LP of the packing problem (Gilmore–Gomory), solved by
+// column generation: a column is a whole-node pattern ("3 web and 2 cache pods on an m7g.xlarge,
+// spot, in us-east-1a"); the LP's dual values price one pod of each group; and an exact integer
+// knapsack per instance type and offering, by branch and bound, finds the pattern worth most at
+// those prices. The LP solution, ⌊λ⌋ nodes of each pattern, is nearly integral for bin-packing
+// problems, so rounding it and packing the few leftover pods greedily at the same prices gives a
+// plan within a few percent of optimal; a local search then re-sizes and merges nodes wherever
+// that lowers the total. Each group goes to the highest-weight NodePool that can take it, as in
+// Karpenter; a pool's limits count existing, in-flight and planned nodes.
 //
 // Karpenter instead grows one node while any instance type still fits and only then picks the
-// cheapest type for that node: it never weighs one big node against two small ones (pods of 3+1
-// vCPU get an 8-vCPU node instead of a 4 and a 2, 33% more), orders pods by cpu alone, and runs
-// in time quadratic in the pod count. See the README for measured comparisons.
+// cheapest type for it: it never weighs one big node against two small ones (pods of 3 + 1 vCPU
+// get an 8-vCPU node instead of a 4 and a 2, 33% more), orders pods by cpu alone, and its run
+// time grows with the square of the pod count. The README has measured comparisons.
 //
 // # The lower bound
 //
-// [Result.LowerBound] is the value of a feasible dual of the fluid relaxation: every instance
-// type gets resource prices y (cpu, memory, pods, …) with y·capacity ≤ its price, and a pod is
-// worth the least it could cost on any type it may use. No plan can cost less than the pods'
-// total worth, whatever the packing. Pods placed on existing capacity are free.
+// [Result.LowerBound] is a valid bound on any plan placing the same pods, at every stage of the
+// column generation (Farley's bound): if no pattern is worth more than θ times its node's price
+// at the dual values v, then Σ n·v/θ is no more than any plan costs. The knapsack's exact search,
+// its LP relaxation, or a Lagrangian bound supply θ. Existing room is free but finite: each
+// existing node subtracts the most its free room could hold. On realistic mixed workloads the
+// plan costs within 1% of the bound; with many hostname-level constraints the bound is looser,
+// because it does not see that conflicting pods cannot share a node.
 //
-// # Limits
+// # Topology, affinity, ports and volumes
 //
-// A NodePool's limits count existing nodes, in-flight claims and the new claims at the capacity
-// of the instance type each claim is costed at. A claim's fallback options are trimmed so that
-// even if every claim fell back to its largest option, the limits would still hold.
+// Constraints become things the packer already understands, before packing:
+//
+//   - a topology spread over zones (or any label but the hostname) splits the groups it covers
+//     into subgroups pinned to one domain each, sized so the final counts respect maxSkew and
+//     minDomains, counting running pods; domains are the zones the pools can launch into, as
+//     well as those with nodes today;
+//   - pod affinity pins a group to the domains of the pods it selects (to the cheapest domain
+//     when it selects itself); anti-affinity over zones is one pod per domain;
+//   - over hostnames, constraints become per-node caps (maxSkew, or 1 for self anti-affinity),
+//     caps shared by every group a selector matches, conflicts between groups, and existing
+//     nodes a group must use or avoid — including the anti-affinity of running pods;
+//   - host ports conflict per (IP, port, protocol), 0.0.0.0 with every IP, DaemonSets' included;
+//   - volume zones from [Input.VolumeZones] narrow a group's zones.
+//
+// After packing, pods whose spread partners or affinity targets could not be placed are taken
+// back rather than planned where kube-scheduler would refuse them. Counts follow kube-scheduler
+// (nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore by default). For hostname spread, any
+// eligible node without the group's pods makes the minimum 0, so a node takes at most maxSkew
+// pods of the group — the same minimum Karpenter assumes — but unlike Karpenter the running pods
+// on each existing node are counted.
+//
+// # Preferences
+//
+// Preferred node affinity (the heaviest term), preferred pod affinity and anti-affinity,
+// ScheduleAnyway spread and PreferNoSchedule taints are honoured when that costs at most
+// [Options.PreferenceMargin] (5%) more than ignoring them, and dropped otherwise, one kind at a
+// time: anti-affinity first, then spread, pod affinity, node affinity, taints. A preference never
+// multiplies the node count. [PreferencesIgnore] ignores them all.
 //
 // # Explanations
 //
 // Every pod left unplaced gets an [Unschedulable] entry: a [Reason] code for programs and, for
 // every NodePool considered, a sentence for people — which taint, which requirement, which limit,
-// which zone, and the nearest instance type that missed.
+// which zone, which spread and its domain counts, and the nearest instance type that missed.
 //
 // # Usage
 //
