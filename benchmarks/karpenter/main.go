@@ -11,6 +11,7 @@
 //
 //	go run . [-o ../results] [-readme ../README.md] [-size full|small] [-run regexp]
 //	         [-runs 5] [-budget 20s] [-timeout 10m] [-concurrency N]
+//	go run . -from ../results/results.json   # re-render table, chart and README only
 package main
 
 import (
@@ -43,6 +44,7 @@ func main() {
 	flag.DurationVar(&c.o.Budget, "budget", 20*time.Second, "stop repeating a scenario once its runs took this long")
 	flag.DurationVar(&c.timeout, "timeout", 10*time.Minute, "stop one Karpenter simulation after this long (its provisioner stops at 1m)")
 	flag.IntVar(&c.concurrency, "concurrency", runtime.GOMAXPROCS(0), "Karpenter's NumConcurrentReconciles")
+	flag.StringVar(&c.from, "from", "", "render the outputs from this results.json instead of running")
 	flag.Parse()
 	// Karpenter logs through controller-runtime; the comparison reports outcomes itself.
 	ctrllog.SetLogger(logr.Discard())
@@ -54,6 +56,7 @@ func main() {
 
 type config struct {
 	out, readme, size, run string
+	from                   string
 	o                      measure.Options
 	timeout                time.Duration
 	concurrency            int
@@ -66,6 +69,17 @@ type Output struct {
 }
 
 func compare(ctx context.Context, c config) error {
+	if c.from != "" {
+		data, err := os.ReadFile(c.from)
+		if err != nil {
+			return fmt.Errorf("karpenter: %w", err)
+		}
+		var out Output
+		if err := json.Unmarshal(data, &out); err != nil {
+			return fmt.Errorf("karpenter: %s: %w", c.from, err)
+		}
+		return write(c, out)
+	}
 	var size suite.Size
 	switch c.size {
 	case "full":

@@ -97,6 +97,12 @@ func Chart(w io.Writer, peer string, ps []Pair) error {
 				fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", strings.Join(pts, " "), colour)
 			}
 		}
+		// Name the family beside its largest scenario, at the slower solver's point.
+		last := fps[len(fps)-1]
+		slow := max(last.Nodeplan.Wall, last.Peer.Wall)
+		if slow > 0 {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" fill="#333">%s</text>`+"\n", xs(float64(last.Nodeplan.Pods))+7, ys(slow.Seconds())-5, html.EscapeString(f))
+		}
 	}
 	legend := func(x, y int, colour, label string, square bool) {
 		if square {
@@ -115,8 +121,10 @@ func Chart(w io.Writer, peer string, ps []Pair) error {
 	for _, p := range ps {
 		maxRatio = math.Max(maxRatio, math.Max(p.Nodeplan.CostOverLB(), p.Peer.CostOverLB()))
 	}
-	scaleMax := math.Ceil(maxRatio*2) / 2
-	bx := func(v float64) float64 { return barLeft + v/scaleMax*barWidth }
+	// A loose bound (one node per anti-affinity pod, say) gives ratios far above the rest; the
+	// axis stops at 2 then, and longer bars are cut with their value written out.
+	scaleMax := math.Min(math.Ceil(maxRatio*2)/2, 2)
+	bx := func(v float64) float64 { return barLeft + math.Min(v, scaleMax)/scaleMax*barWidth }
 	fmt.Fprintf(&b, `<text x="%d" y="25" font-size="15" font-weight="bold">Cost over lower bound (1 = provably optimal)</text>`+"\n", barLeft-150)
 	for v := 0.0; v <= scaleMax+1e-9; v += tick(scaleMax) {
 		x := bx(v)
@@ -136,8 +144,12 @@ func Chart(w io.Writer, peer string, ps []Pair) error {
 			if r.v <= 0 {
 				continue
 			}
+			cut := ""
+			if r.v > scaleMax {
+				cut = " ›"
+			}
 			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="11" fill="%s"/>`, barLeft, by, bx(r.v)-barLeft, r.colour)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10">%s%s</text>`+"\n", bx(r.v)+3, by+9, ratio(r.v), r.note)
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10">%s%s%s</text>`+"\n", bx(r.v)+3, by+9, ratio(r.v), cut, r.note)
 		}
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">$/h ÷ lower bound</text>`+"\n", barLeft+barWidth/2, top+len(ps)*rowH+36)
