@@ -69,6 +69,35 @@ func benchCluster(tb tb, n, podsPerNode int, seed uint64, spread bool) disruptio
 	return in
 }
 
+// BenchmarkDriftRollout plans one pass of a rollout in which every node has drifted: the
+// default 10% budget lets a tenth of the nodes be replaced at once.
+func BenchmarkDriftRollout(b *testing.B) {
+	for _, nodes := range []int{1000, 5000} {
+		in := benchCluster(b, nodes, 30, 3, false)
+		for i := range in.Nodes {
+			in.Nodes[i].Drift = "NodeClassDrifted"
+		}
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			b.ReportAllocs()
+			var r disruption.Result
+			cpu0 := cpuTime()
+			for b.Loop() {
+				var err error
+				if r, err = disruption.Plan(context.Background(), in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			replaced := 0
+			for _, c := range r.Commands {
+				replaced += len(c.Nodes)
+			}
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(replaced), "nodes-replaced")
+			b.ReportMetric(float64(r.Simulations), "simulations")
+		})
+	}
+}
+
 func BenchmarkPlan(b *testing.B) {
 	for _, size := range []struct {
 		nodes, podsPerNode int
@@ -82,6 +111,8 @@ func BenchmarkPlan(b *testing.B) {
 		name := fmt.Sprintf("nodes=%d/pods=%d", size.nodes, pods)
 		if size.spread {
 			name += "/zone-spread"
+		} else {
+			name += "/plain"
 		}
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

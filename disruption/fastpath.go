@@ -195,23 +195,42 @@ func (p *planner) destIndex() []destEntry {
 	if p.dests != nil && p.destsAt == p.version {
 		return p.dests
 	}
-	p.dests = p.dests[:0]
-	for _, s := range p.nodes {
-		if s.dest && !s.gone && len(s.sched.Pods) == 0 && s.free.cpu > 0 {
-			p.dests = append(p.dests, destEntry{s, s.free.cpu})
-		}
-	}
-	slices.SortFunc(p.dests, func(a, b destEntry) int {
-		switch {
-		case destLess(a, b):
-			return -1
-		case destLess(b, a):
-			return 1
-		}
-		return 0
-	})
+	eligible := func(s *nstate) bool { return s.dest && !s.gone && len(s.sched.Pods) == 0 && s.free.cpu > 0 }
 	if p.dests == nil {
 		p.dests = []destEntry{}
+		for _, s := range p.nodes {
+			if eligible(s) {
+				p.dests = append(p.dests, destEntry{s, s.free.cpu})
+			}
+		}
+		slices.SortFunc(p.dests, func(a, b destEntry) int {
+			switch {
+			case destLess(a, b):
+				return -1
+			case destLess(b, a):
+				return 1
+			}
+			return 0
+		})
+	} else {
+		// A commit only removes nodes and shrinks others' room, and never makes a node
+		// eligible: drop what left, and move what shrank to its new place.
+		var moved []destEntry
+		kept := p.dests[:0]
+		for _, e := range p.dests {
+			switch {
+			case !eligible(e.s):
+			case e.s.free.cpu != e.cpu:
+				moved = append(moved, destEntry{e.s, e.s.free.cpu})
+			default:
+				kept = append(kept, e)
+			}
+		}
+		for _, e := range moved {
+			i := sort.Search(len(kept), func(i int) bool { return !destLess(kept[i], e) })
+			kept = slices.Insert(kept, i, e)
+		}
+		p.dests = kept
 	}
 	p.destsAt = p.version
 	return p.dests

@@ -11,7 +11,7 @@ import (
 type Result struct {
 	// Commands are disjoint and may all be carried out at once: together they fit every budget
 	// and every PDB, and every moved pod fits on the nodes that remain plus the replacements.
-	// Forceful commands come first (interruption, then expiration), then emptiness, drift and
+	// Interruption and expiration commands come first, then emptiness, drift and
 	// consolidation, in the order they were chosen; each budget holds for every prefix.
 	Commands []Command
 	// Blocked explains every managed node that is in no command, by node name.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -123,16 +124,21 @@ func newPlanner(ctx context.Context, in *Input) *planner {
 		n := &in.Nodes[i]
 		s := &nstate{in: n, name: n.Name(), pool: p.pools[n.NodePool]}
 		s.price = p.nodePrice(n)
-		used := corev1.ResourceList{}
+		used := corev1.ResourceList{} // pods the quick path cannot sum
+		var quick vec
 		var kept []*corev1.Pod
 		for _, pod := range n.Pods {
 			if terminal(pod) {
 				continue
 			}
-			for k, q := range p.podRequests(pod) {
-				u := used[k]
-				u.Add(q)
-				used[k] = u
+			if v, ok := quickRequests(pod); ok {
+				quick = quick.add(v)
+			} else {
+				for k, q := range p.podRequests(pod) {
+					u := used[k]
+					u.Add(q)
+					used[k] = u
+				}
 			}
 			if movable(pod) {
 				s.movable = append(s.movable, pod)
@@ -142,11 +148,15 @@ func newPlanner(ctx context.Context, in *Input) *planner {
 			}
 		}
 		for _, pod := range s.movable {
-			s.req = s.req.add(toVec(p.podRequests(pod)))
+			if v, ok := quickRequests(pod); ok {
+				s.req = s.req.add(v)
+			} else {
+				s.req = s.req.add(toVec(p.podRequests(pod)))
+			}
 		}
 		s.disruption = disruptionCost(s.movable)
 		node := *n.Node
-		node.Status.Allocatable = nodeplan.SubtractResources(n.Node.Status.Allocatable, used)
+		node.Status.Allocatable = subtractVec(nodeplan.SubtractResources(n.Node.Status.Allocatable, used), quick)
 		s.sched = scheduling.Node{Node: &node, Pods: kept, AttachLimit: n.AttachLimit, VolumeCount: n.VolumeCount}
 		s.free = toVec(node.Status.Allocatable)
 		s.dest = !n.Initialized.IsZero() && !n.Disrupting && n.Interruption == nil
@@ -158,6 +168,51 @@ func newPlanner(ctx context.Context, in *Input) *planner {
 	}
 	p.lbCPU, p.lbMem = p.resourcePrices()
 	return p
+}
+
+// quickRequests returns a pod's requests when they are only cpu and memory on regular containers
+// without limits, init containers or overhead — most pods — without building a ResourceList.
+// Each container's amounts round up to the milli-core and the byte, so the sum is never below
+// what nodeplan.PodRequests gives.
+func quickRequests(pod *corev1.Pod) (vec, bool) {
+	if len(pod.Spec.InitContainers) > 0 || len(pod.Spec.Overhead) > 0 {
+		return vec{}, false
+	}
+	v := vec{pods: 1}
+	for i := range pod.Spec.Containers {
+		r := &pod.Spec.Containers[i].Resources
+		if len(r.Limits) > 0 {
+			return vec{}, false
+		}
+		for k, q := range r.Requests {
+			switch k {
+			case corev1.ResourceCPU:
+				v.cpu += q.MilliValue()
+			case corev1.ResourceMemory:
+				v.mem += q.Value()
+			default:
+				return vec{}, false
+			}
+		}
+	}
+	return v, true
+}
+
+// subtractVec takes v off the cpu, memory and pods of rl (which it modifies), floored at zero.
+func subtractVec(rl corev1.ResourceList, v vec) corev1.ResourceList {
+	if v == (vec{}) {
+		return rl
+	}
+	if q, ok := rl[corev1.ResourceCPU]; ok {
+		rl[corev1.ResourceCPU] = *resource.NewMilliQuantity(max(q.MilliValue()-v.cpu, 0), resource.DecimalSI)
+	}
+	if q, ok := rl[corev1.ResourceMemory]; ok {
+		rl[corev1.ResourceMemory] = *resource.NewQuantity(max(q.Value()-v.mem, 0), resource.BinarySI)
+	}
+	if q, ok := rl[corev1.ResourcePods]; ok {
+		rl[corev1.ResourcePods] = *resource.NewQuantity(max(q.Value()-v.pods, 0), resource.DecimalSI)
+	}
+	return rl
 }
 
 func (p *planner) podRequests(pod *corev1.Pod) corev1.ResourceList {
