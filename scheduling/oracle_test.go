@@ -21,12 +21,7 @@ const oracleCases = 600
 // knownOracle lists the seeds where Solve is known to lose to first-fit-decreasing, in cost or in
 // pods placed; TestOracle logs them instead of failing. Whoever fixes the cause deletes them
 // (TestOracle says which no longer lose).
-var knownOracle = map[int]string{
-	316: "existing-node room goes to pods that could use new nodes; a 4-cpu pod then needs an 8-cpu node",
-	326: "the pods put on the existing node are not the ones that save most",
-	518: "the pods put on the existing node are not the ones that save most",
-	591: "on-demand-only and flexible pods packed onto 3 on-demand nodes where 2 and two spot nodes are cheaper",
-}
+var knownOracle = map[int]string{}
 
 // TestOracle compares Solve with the exhaustive optimum and with first-fit-decreasing on tiny
 // random inputs: Solve must never cost more than first-fit when both place the same pods, and

@@ -28,8 +28,24 @@ const defaultPreferenceMargin = 0.05
 
 func solveWithPreferences(ctx context.Context, in *Input) (Result, error) {
 	base, err := solveOnce(ctx, in, preferences{})
-	if err != nil || in.Options.Preferences == PreferencesIgnore {
+	if err != nil {
 		return base, err
+	}
+	largest := false
+	// Which pods should fill existing room is a packing question of its own; on small inputs
+	// with existing room, also try the largest pods first (as first-fit-decreasing does) and
+	// keep the cheaper plan.
+	if len(in.Pods) <= ffdAlternativeLimit && (len(in.Nodes) > 0 || len(in.NodeClaims) > 0) {
+		alt, err := solveOnce(ctx, in, preferences{largestFirst: true})
+		if err != nil {
+			return Result{}, err
+		}
+		if placedCount(alt) > placedCount(base) || (placedCount(alt) == placedCount(base) && alt.Cost < base.Cost-1e-12) {
+			base, largest = alt, true
+		}
+	}
+	if in.Options.Preferences == PreferencesIgnore {
+		return base, nil
 	}
 	kinds := preferenceKinds(in)
 	if kinds == (preferences{}) {
@@ -43,6 +59,7 @@ func solveWithPreferences(ctx context.Context, in *Input) (Result, error) {
 		margin = 0
 	}
 	v := kinds
+	v.largestFirst = largest
 	drops := []func(*preferences){
 		func(p *preferences) { p.podAnti = false },
 		func(p *preferences) { p.spread = false },
@@ -50,7 +67,7 @@ func solveWithPreferences(ctx context.Context, in *Input) (Result, error) {
 		func(p *preferences) { p.nodeAffinity = false },
 		func(p *preferences) { p.preferNoSchedule = false },
 	}
-	tried := map[preferences]bool{{}: true}
+	tried := map[preferences]bool{{largestFirst: largest}: true}
 	for i := 0; ; i++ {
 		if !tried[v] {
 			tried[v] = true

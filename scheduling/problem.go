@@ -276,6 +276,9 @@ func popcount(m uint64) int { return bits.OnesCount64(m) }
 // preferences says which soft constraints a solve treats as hard (see preferences.go).
 type preferences struct {
 	nodeAffinity, podAffinity, podAnti, spread, preferNoSchedule bool
+	// largestFirst fills existing room with the largest pods (cpu, then memory) rather than
+	// the most valuable: the alternative tried on small inputs (see solveWithPreferences).
+	largestFirst bool
 }
 
 // untolerated is nodeplan.UntoleratedTaint, with PreferNoSchedule taints blocking too when this

@@ -262,7 +262,6 @@ func TestKnownExistingRoomStarvesPod(t *testing.T) {
 // Seeds of schedulingtest.Inputs(Config{Exact: true}) where Solve costs more than
 // first-fit-decreasing (see knownOracle for why).
 func TestKnownCostAboveFirstFit(t *testing.T) {
-	t.Skip("known: Solve costs more than first-fit-decreasing on these inputs")
 	gen := schedulingtest.Inputs(schedulingtest.Config{Exact: true})
 	for _, seed := range []int{316, 326, 518, 591} {
 		in := gen.Example(seed)

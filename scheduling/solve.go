@@ -73,10 +73,29 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 				p.drop(rem, g.id)
 			}
 		}
+		plain := p.plainPool(pl, rem)
+		before, usedBefore, nodesBefore := slices.Clone(rem), pl.used.clone(), pl.nodesUsed
 		claims := p.roundPatterns(pl, cg, rem)
 		claims = append(claims, p.packPool(pl, rem)...)
 		if rounds > 0 {
 			claims = p.improve(claims, rounds)
+		}
+		if plain {
+			// Small plain pools: also pack first-fit-decreasing and keep the cheaper plan
+			// (placing at least as many pods), so the solver never loses to the baseline.
+			lpRem, lpUsed, lpNodes := slices.Clone(rem), pl.used.clone(), pl.nodesUsed
+			copy(rem, before)
+			pl.used, pl.nodesUsed = usedBefore.clone(), nodesBefore
+			alt := p.packFFD(pl, rem)
+			if rounds > 0 {
+				alt = p.improve(alt, rounds)
+			}
+			if sum(rem) > sum(lpRem) || claimsCost(alt) >= claimsCost(claims)-1e-12 {
+				copy(rem, lpRem)
+				pl.used, pl.nodesUsed = lpUsed, lpNodes
+			} else {
+				claims = alt
+			}
 		}
 		p.claims = append(p.claims, claims...)
 		for _, g := range p.groups {
@@ -114,6 +133,14 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	}
 	res.LowerBound = lb
 	return res, nil
+}
+
+func sum(xs []int64) int64 {
+	t := int64(0)
+	for _, x := range xs {
+		t += x
+	}
+	return t
 }
 
 // drop takes a group's remaining pods out of this pool's packing for good: they stay pending
@@ -206,6 +233,11 @@ func (p *problem) placeOnBins() {
 	// Pods that can only use existing room go first, so pods that could have a new node do not
 	// take the room they need; then the most valuable.
 	order := p.groupsByValue()
+	if p.prefs.largestFirst {
+		slices.SortStableFunc(order, func(a, b *group) int {
+			return cmp.Or(cmp.Compare(b.req[dimCPU], a.req[dimCPU]), cmp.Compare(b.req[dimMemory], a.req[dimMemory]))
+		})
+	}
 	slices.SortStableFunc(order, func(a, b *group) int {
 		return cmp.Compare(boolInt(p.canUseNew(a)), boolInt(p.canUseNew(b)))
 	})
