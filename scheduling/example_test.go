@@ -18,10 +18,10 @@ func ExampleSolve() {
 	cpuType := func(vcpu int64, price float64) nodeplan.InstanceType {
 		name := fmt.Sprintf("c-%d", vcpu)
 		return nodeplan.InstanceType{
-			Name:     name,
-			Labels:   map[string]string{nodeplan.LabelInstanceType: name, nodeplan.LabelArch: "amd64"},
-			Capacity: corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(vcpu, resource.DecimalSI), corev1.ResourcePods: resource.MustParse("110")},
-			Overhead: nodeplan.Overhead{KubeReserved: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+			Name:      name,
+			Labels:    map[string]string{nodeplan.LabelInstanceType: name, nodeplan.LabelArch: "amd64"},
+			Capacity:  corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(vcpu, resource.DecimalSI), corev1.ResourcePods: resource.MustParse("110")},
+			Overhead:  nodeplan.Overhead{KubeReserved: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
 			Offerings: []nodeplan.Offering{{Zone: "us-east-1a", CapacityType: nodeplan.CapacityTypeOnDemand, Price: price, Available: true}},
 		}
 	}
