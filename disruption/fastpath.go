@@ -108,15 +108,19 @@ func admits(s *nstate, pp *plainPod) bool {
 // fullest node that still takes the pod, largest pods first). It returns the placements, by node
 // name, or ok=false when some pod is not plain or finds no node.
 func (p *planner) fastDelete(set []*nstate) (moves []scheduling.Placement, ok bool) {
+	return p.fastPlace(set, podsOf(set), nil)
+}
+
+// fastPlace places pods (of set's nodes) as fastDelete does, on top of room already taken
+// (taken may be nil).
+func (p *planner) fastPlace(set []*nstate, movable []*corev1.Pod, taken map[*nstate]vec) (moves []scheduling.Placement, ok bool) {
 	var pods []plainPod
-	for _, s := range set {
-		for _, pod := range s.movable {
-			pp, ok := p.plain(pod)
-			if !ok {
-				return nil, false
-			}
-			pods = append(pods, pp)
+	for _, pod := range movable {
+		pp, ok := p.plain(pod)
+		if !ok {
+			return nil, false
 		}
+		pods = append(pods, pp)
 	}
 	if len(pods) == 0 {
 		return nil, true
@@ -137,6 +141,23 @@ func (p *planner) fastDelete(set []*nstate) (moves []scheduling.Placement, ok bo
 		return cmp.Compare(a.key, b.key)
 	})
 	used := map[*nstate]vec{}
+	if len(taken) > 0 {
+		for i := range work {
+			if t, ok := taken[work[i].s]; ok {
+				used[work[i].s] = t
+				work[i].cpu -= t.cpu
+			}
+		}
+		slices.SortFunc(work, func(a, b destEntry) int {
+			switch {
+			case destLess(a, b):
+				return -1
+			case destLess(b, a):
+				return 1
+			}
+			return 0
+		})
+	}
 	to := make([]*nstate, len(pods))
 	for i := range pods {
 		pp := &pods[i]

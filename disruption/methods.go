@@ -113,6 +113,17 @@ func (p *planner) drift(b *buckets) error {
 		s    *nstate
 		need pdbNeed
 	}
+	// Eventual nodes are admitted first: their evictions do not wait for PDBs, so graceful
+	// commands may count only on the allowance they leave.
+	slices.SortStableFunc(list, func(x, y *nstate) int {
+		switch ex, ey := eventual(x), eventual(y); {
+		case ex && !ey:
+			return -1
+		case ey && !ex:
+			return 1
+		}
+		return 0
+	})
 	var busy []admitted
 	for _, s := range list {
 		var need pdbNeed

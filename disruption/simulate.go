@@ -35,21 +35,61 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 	if err := p.ctx.Err(); err != nil {
 		return simulation{}, fmt.Errorf("disruption: %w", err)
 	}
-	in := set
-	var pods, orig []*corev1.Pod
-	for _, s := range set {
-		orig = append(orig, s.movable...)
-		for _, pod := range s.movable {
-			q := *pod
-			q.Spec.NodeName = ""
-			pods = append(pods, &q)
-		}
-	}
-	if len(pods) == 0 {
+	orig := podsOf(set)
+	if len(orig) == 0 {
 		return simulation{done: true}, nil
 	}
 	if moves, ok := p.fastDelete(set); ok {
 		return simulation{done: true, result: scheduling.Result{Existing: moves}}, nil
+	}
+	// Pods that are plain and that no inter-pod term of the others selects need no solver: the
+	// solver places the rest, and the plain ones go best fit onto the room left.
+	keep := p.mattersTo(orig)
+	var plainOrig, restOrig []*corev1.Pod
+	for _, pod := range orig {
+		if _, ok := p.plain(pod); ok && !keep(pod) {
+			plainOrig = append(plainOrig, pod)
+		} else {
+			restOrig = append(restOrig, pod)
+		}
+	}
+	if len(plainOrig) > 0 && len(restOrig) > 0 {
+		res, err := p.solve(set, restOrig, keep)
+		if err != nil {
+			return simulation{}, err
+		}
+		if len(res.Unschedulable) > 0 {
+			return simulation{done: true, result: res}, nil
+		}
+		taken := map[*nstate]vec{}
+		for _, pl := range res.Existing {
+			d := p.byName[pl.Name]
+			for _, k := range pl.Pods {
+				taken[d] = taken[d].add(p.reqOf(k, restOrig))
+			}
+		}
+		if moves, ok := p.fastPlace(set, plainOrig, taken); ok {
+			res.Existing = mergePlacements(res.Existing, moves)
+			return simulation{done: true, result: res}, nil
+		}
+		// The solver's packing left the plain pods no room: let it place them all.
+	}
+	res, err := p.solve(set, orig, keep)
+	if err != nil {
+		return simulation{}, err
+	}
+	return simulation{done: true, result: res}, nil
+}
+
+// solve runs the solver for pods of set's nodes, offering it the destinations and counted nodes
+// described in simulate.
+func (p *planner) solve(set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod) bool) (scheduling.Result, error) {
+	in := set
+	pods := make([]*corev1.Pod, len(orig))
+	for i, pod := range orig {
+		q := *pod
+		q.Spec.NodeName = ""
+		pods[i] = &q
 	}
 	p.sims++
 	skip := make(map[*nstate]bool, len(in))
@@ -83,7 +123,6 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 		slices.SortStableFunc(dests, func(a, b *nstate) int { return strings.Compare(a.name, b.name) })
 		slices.SortStableFunc(counted, func(a, b *nstate) int { return strings.Compare(a.name, b.name) })
 	}
-	keep := p.mattersTo(orig)
 	nodes := make([]scheduling.Node, 0, len(dests)+len(counted)+len(p.virtual))
 	for _, s := range dests {
 		nodes = append(nodes, s.view(keep))
@@ -114,9 +153,37 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 		Options:           p.opts.Scheduling,
 	})
 	if err != nil {
-		return simulation{}, fmt.Errorf("disruption: simulating %s: %w", names(set), err)
+		return scheduling.Result{}, fmt.Errorf("disruption: simulating %s: %w", names(set), err)
 	}
-	return simulation{done: true, result: res}, nil
+	return res, nil
+}
+
+// reqOf returns the requests of the pod with key k among pods.
+func (p *planner) reqOf(k string, pods []*corev1.Pod) vec {
+	for _, pod := range pods {
+		if nodeplan.PodKey(pod) == k {
+			return toVec(p.podRequests(pod))
+		}
+	}
+	return vec{}
+}
+
+// mergePlacements merges two lists of placements sorted by name into one, pods sorted.
+func mergePlacements(a, b []scheduling.Placement) []scheduling.Placement {
+	byName := map[string][]string{}
+	for _, pl := range a {
+		byName[pl.Name] = append(byName[pl.Name], pl.Pods...)
+	}
+	for _, pl := range b {
+		byName[pl.Name] = append(byName[pl.Name], pl.Pods...)
+	}
+	out := make([]scheduling.Placement, 0, len(byName))
+	for _, name := range sortedMapKeys(byName) {
+		pods := slices.Clone(byName[name])
+		slices.Sort(pods)
+		out = append(out, scheduling.Placement{Name: name, Pods: pods})
+	}
+	return out
 }
 
 // minimalShapes returns the pods' distinct requests that no other request is below in every
