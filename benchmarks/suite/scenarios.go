@@ -51,15 +51,15 @@ func Scenarios(size Size) ([]Scenario, error) {
 	for _, n := range []int{pick(100, 10), pick(1000, 50), pick(5000, 200)} {
 		out = append(out, inflate(n))
 	}
-	for _, n := range []int{pick(1000, 50), pick(5000, 100), pick(20000, 150)} {
+	for _, n := range []int{pick(1000, 40), pick(5000, 70), pick(20000, 100)} {
 		out = append(out, karpenterMix(n))
 	}
 	out = append(out,
-		webMix(pick(3000, 150)),
+		webMix(pick(3000, 90)),
 		antiAffinity(pick(40, 5)),
-		gpuPools(pick(64, 6), pick(1000, 60)),
-		spotOnDemand(pick(1500, 100), pick(200, 16)),
-		deployments(pick(5000, 25)),
+		gpuPools(pick(64, 4), pick(1000, 40)),
+		spotOnDemand(pick(1500, 60), pick(200, 12)),
+		deployments(pick(5000, 10)),
 	)
 	for i := range out {
 		out[i].Input.InstanceTypes = cat

@@ -16,15 +16,7 @@ import (
 // knownIssues are scenarios the solver may not yet solve validly, with why. A scenario listed
 // here is still solved and checked; it is skipped when it fails and logged when it passes, so
 // the entry can go once the solver handles it.
-var knownIssues = map[string]string{
-	"karpenter-mix-50":  topologyPending,
-	"karpenter-mix-100": topologyPending,
-	"karpenter-mix-150": topologyPending,
-	"web-mix-150":       topologyPending,
-	"anti-affinity-40":  topologyPending,
-}
-
-const topologyPending = "topology spread and pod (anti-)affinity in Solve are being finished"
+var knownIssues = map[string]string{}
 
 // TestSmallSuiteSolvesValidly solves every scenario at its small size and has the independent
 // checker verify each result: every pod placed, every rule held.
@@ -35,6 +27,7 @@ func TestSmallSuiteSolvesValidly(t *testing.T) {
 	}
 	for _, sc := range scs {
 		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
 			res, err := scheduling.Solve(context.Background(), sc.Input)
 			if err != nil {
 				t.Fatalf("Solve(%s) error: %v", sc.Name, err)
