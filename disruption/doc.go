@@ -42,10 +42,12 @@
 // Simulations are kept small so large clusters plan fast. When every pod of a set is plain (no
 // inter-pod terms, host ports or volumes, only cpu and memory), the planner places them itself,
 // best fit onto the nodes that stay, checking resources, node selectors, node affinity and
-// taints: an exact proof that a delete is feasible, with no solver run. Otherwise the solver is
+// taints: an exact proof that a delete is feasible, with no solver run. Otherwise the solver
+// places the pods that inter-pod terms concern and the plain ones go best fit around them. It is
 // offered the 128 roomiest nodes that fit some pod of the set, and every other node whose pods
 // matter to the moving pods' inter-pod terms for counting only — merged into one stand-in per
-// label set when no term is per hostname.
+// label set when no term is per hostname. Plans stay valid on the whole cluster; they may miss a
+// tighter packing.
 //
 // A replacement is judged at the worst price it could launch at: for each instance-type option,
 // the dearest available offering the claim's requirements allow, since the cloud picks the zone
