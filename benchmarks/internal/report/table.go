@@ -57,11 +57,35 @@ func ComparisonTable(w io.Writer, peer string, ps []Pair) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| scenario | pods | $/h nodeplan | $/h %[1]s | cost ratio | cost/LB nodeplan | cost/LB %[1]s | nodes | unplaced | time nodeplan | time %[1]s | time ratio | cpu ratio | valid |\n", peer)
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	incomparable := false
 	for _, p := range ps {
 		n, k := p.Nodeplan, p.Peer
-		fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | **%s** | %s | %s | %d / %d | %d / %d | %s | %s | %s | %s | %s |\n",
-			n.Scenario, n.Pods, n.Cost, k.Cost, ratio(p.CostRatio()), ratio(n.CostOverLB()), ratio(k.CostOverLB()),
+		costRatio := "**" + ratio(p.CostRatio()) + "**"
+		if n.Unplaced != k.Unplaced {
+			costRatio = "(" + ratio(p.CostRatio()) + ")†"
+			incomparable = true
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %s | %s | %s | %d / %d | %d / %d | %s | %s | %s | %s | %s |\n",
+			n.Scenario, n.Pods, n.Cost, k.Cost, costRatio, ratio(n.CostOverLB()), ratio(k.CostOverLB()),
 			n.Nodes, k.Nodes, n.Unplaced, k.Unplaced, dur(n.Wall), dur(k.Wall), ratio(p.TimeRatio()), ratio(p.CPURatio()), validity(n))
+	}
+	if incomparable {
+		b.WriteString("\n† The two solvers placed different numbers of pods, so their costs do not compare.\n")
+	}
+	var notes []string
+	for _, p := range ps {
+		for _, r := range []measure.Result{p.Nodeplan, p.Peer} {
+			if r.Note != "" {
+				notes = append(notes, fmt.Sprintf("- %s, %s: %s\n", r.Scenario, r.Solver, r.Note))
+			}
+			if r.Violation != "" {
+				notes = append(notes, fmt.Sprintf("- %s, %s: %d checker violations, first: %s\n", r.Scenario, r.Solver, r.Violations, r.Violation))
+			}
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+		b.WriteString(strings.Join(notes, ""))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
