@@ -69,7 +69,7 @@ func (p *planner) reservePending() error {
 	res, err := scheduling.Solve(p.ctx, scheduling.Input{
 		Pods: p.in.Pending, NodePools: p.in.NodePools, InstanceTypes: p.in.InstanceTypes,
 		PoolInstanceTypes: p.in.PoolInstanceTypes, DaemonSets: p.in.DaemonSets, Nodes: nodes,
-		Namespaces: p.in.Namespaces, VolumeZones: p.in.VolumeZones, Options: p.opts.Scheduling,
+		Namespaces: p.in.Namespaces, VolumeZones: p.in.VolumeZones, Options: p.schedulingOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("disruption: placing pending pods: %w", err)

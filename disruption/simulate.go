@@ -150,7 +150,7 @@ func (p *planner) solve(set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod
 		Nodes:             nodes,
 		Namespaces:        p.in.Namespaces,
 		VolumeZones:       p.in.VolumeZones,
-		Options:           p.opts.Scheduling,
+		Options:           p.schedulingOptions(),
 	})
 	if err != nil {
 		return scheduling.Result{}, fmt.Errorf("disruption: simulating %s: %w", names(set), err)
@@ -359,4 +359,13 @@ func (s *nstate) view(keep func(*corev1.Pod) bool) scheduling.Node {
 		v.Pods = filterPods(v.Pods, keep)
 	}
 	return v
+}
+
+// schedulingOptions are the solver options for a simulation: the caller's, without the lower
+// bound — a simulation needs the plan, not the proof of how good it is, and the proof is about
+// half of a solve.
+func (p *planner) schedulingOptions() scheduling.Options {
+	o := p.opts.Scheduling
+	o.SkipLowerBound = true
+	return o
 }

@@ -11,6 +11,9 @@ import "math"
 // every such pod needs; the smaller of the two is subtracted.
 func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 	cg := p.columnGeneration(counts, p.shapes)
+	if p.in.Options.SkipLowerBound {
+		return 0, cg
+	}
 	total := cg.lb
 	ks := &intKnapsack{p: p}
 	for _, b := range p.bins {
@@ -46,6 +49,26 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 		total -= min(podValue, capValue)
 	}
 	return max(total, 0), cg
+}
+
+// pureValues prices one pod of each group at the cheapest cost per pod of a node holding that
+// group alone: a quick stand-in for the LP's values when no bound is wanted.
+func (p *problem) pureValues() []float64 {
+	values := make([]float64, len(p.groups))
+	for _, s := range p.shapes {
+		for _, f := range p.byShape[s.idx] {
+			g := p.groups[f.g]
+			k := maxCopies(g.req, s.alloc, g.room(nil, ""))
+			if k <= 0 {
+				continue
+			}
+			price, _ := s.priceFor(f.mask)
+			if v := price / float64(k); values[f.g] == 0 || v < values[f.g] {
+				values[f.g] = v
+			}
+		}
+	}
+	return values
 }
 
 // exactBins is the most existing nodes whose room the bound measures with a knapsack each;

@@ -77,6 +77,10 @@ type Options struct {
 	// ImprovementRounds bounds the local search that improves the first packing; zero means
 	// the default (enough for the benchmarks to converge), negative turns it off.
 	ImprovementRounds int
+	// SkipLowerBound leaves Result.LowerBound at 0 and skips the work of proving it (about
+	// half of a solve): for callers that only need the plan, such as the disruption planner's
+	// simulations. The plan is the same.
+	SkipLowerBound bool
 }
 
 // Validate reports every problem with the input at once: pods without a name, duplicate pods,

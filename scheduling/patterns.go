@@ -77,6 +77,7 @@ const (
 // shapes. When integer is false, pricing is fractional (a weaker bound that treats pods as
 // divisible), used where patterns are not needed.
 func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
+	proveBound := !p.in.Options.SkipLowerBound
 	res := cgResult{values: make([]float64, len(p.groups))}
 	rowOf := make([]int, len(p.groups))
 	var rows []int
@@ -216,6 +217,9 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 	quickOrder()
 	theta := 1.0
 	for _, i := range order {
+		if !proveBound {
+			break // values need no proof; the plan does not use θ beyond scaling them
+		}
 		if bound[i] <= theta {
 			break
 		}

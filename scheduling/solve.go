@@ -37,7 +37,16 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	for _, g := range p.groups {
 		counts[g.id] = int64(len(g.pods))
 	}
-	lb, global := p.lowerBound(counts)
+	var lb float64
+	var global cgResult
+	if in.Options.SkipLowerBound {
+		// No proof wanted: value pods cheaply for filling existing room, and run the column
+		// generation only for what is left for new nodes (in disruption simulations, usually
+		// nothing).
+		global = cgResult{values: p.pureValues()}
+	} else {
+		lb, global = p.lowerBound(counts)
+	}
 	p.setValues(global.values)
 	p.placeOnBins()
 	if err := ctx.Err(); err != nil {
@@ -50,7 +59,7 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	rem := make([]int64, len(p.groups))
 	for _, pl := range p.pools {
 		any := false
-		same := len(p.pools) == 1
+		same := len(p.pools) == 1 && !in.Options.SkipLowerBound
 		for _, g := range p.groups {
 			rem[g.id] = 0
 			if p.poolOK[g.id][pl.idx] && p.remaining[g.id] > 0 {
@@ -128,7 +137,7 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 			counts[g.id] -= p.remaining[g.id]
 		}
 	}
-	if unplaced {
+	if unplaced && !in.Options.SkipLowerBound {
 		lb, _ = p.lowerBound(counts)
 	}
 	res.LowerBound = lb
