@@ -23,9 +23,10 @@ func (p *problem) improve(claims []*claim, rounds int) []*claim {
 				changed = true
 			}
 		}
-		var merged bool
+		var merged, absorbed bool
+		claims, absorbed = p.absorbPass(claims)
 		claims, merged = p.mergePass(claims)
-		if !changed && !merged {
+		if !changed && !merged && !absorbed {
 			break
 		}
 	}
@@ -96,7 +97,7 @@ func (p *problem) resize(c *claim) bool {
 }
 
 // mergeCandidates bounds the pairs a merge pass looks at: the least efficient nodes.
-const mergeCandidates = 48
+const mergeCandidates = 160
 
 func (p *problem) mergePass(claims []*claim) ([]*claim, bool) {
 	idx := make([]int, len(claims))
@@ -175,3 +176,108 @@ func capsHold(g *group, placed []placement) bool {
 	}
 	return true
 }
+
+// absorbPass empties nodes into the spare room of others: a node whose pods all fit, without
+// resizing anything, into nodes already planned is dropped. It matters where constraints force
+// many part-empty nodes (one pod per node for anti-affinity): their room takes the pods that
+// would otherwise get nodes of their own. Smallest nodes are emptied first, into the fullest
+// nodes that take them.
+func (p *problem) absorbPass(claims []*claim) ([]*claim, bool) {
+	order := make([]int, len(claims))
+	for i := range order {
+		order[i] = i
+	}
+	pods := func(c *claim) int64 {
+		n := int64(0)
+		for _, x := range c.placed {
+			n += x.k
+		}
+		return n
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(pods(claims[a]), pods(claims[b])) })
+	removed := make([]bool, len(claims))
+	changed := false
+	for _, i := range order {
+		src := claims[i]
+		if removed[i] || pods(src) > absorbMaxPods {
+			continue
+		}
+		// Tentative moves onto copies; committed only if the whole node empties.
+		type move struct {
+			dst    int
+			placed []placement
+			used   vec
+			mask   uint64
+		}
+		var moves []move
+		staged := map[int]*move{}
+		ok := true
+		for _, x := range src.placed {
+			left := x.k
+			g := p.groups[x.g]
+			for j, dst := range claims {
+				if left == 0 {
+					break
+				}
+				if j == i || removed[j] || dst.shape.pool != src.shape.pool {
+					continue
+				}
+				m := staged[j]
+				if m == nil {
+					m = &move{dst: j, placed: slices.Clone(dst.placed), used: dst.used.clone(), mask: dst.mask}
+				}
+				e, fits := p.fit(dst.shape, x.g)
+				if !fits || m.mask&e.mask == 0 || !p.canJoin(dst.shape, e, m.placed) {
+					continue
+				}
+				free := dst.shape.alloc.clone()
+				free.sub(m.used)
+				k := maxCopies(g.req, free, min(left, g.room(m.placed, "")))
+				if k <= 0 {
+					continue
+				}
+				m.placed = addPlacement(m.placed, x.g, k)
+				m.used.addScaled(g.req, k)
+				m.mask &= e.mask
+				staged[j] = m
+				left -= k
+			}
+			if left > 0 {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		for _, m := range staged {
+			moves = append(moves, *m)
+		}
+		for _, m := range moves {
+			d := claims[m.dst]
+			v := 0.0
+			for _, x := range m.placed {
+				v += float64(x.k) * p.groups[x.g].value
+			}
+			claims[m.dst] = &claim{shape: d.shape, mask: m.mask, used: m.used, placed: m.placed, value: v}
+		}
+		removed[i] = true
+		pl := src.shape.pool
+		pl.used.sub(src.shape.capacity)
+		pl.nodesUsed--
+		changed = true
+	}
+	if !changed {
+		return claims, false
+	}
+	out := claims[:0]
+	for i, c := range claims {
+		if !removed[i] {
+			out = append(out, c)
+		}
+	}
+	return out, true
+}
+
+// absorbMaxPods bounds the nodes absorbPass tries to empty: small ones, where it pays.
+const absorbMaxPods = 8
