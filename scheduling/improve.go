@@ -97,7 +97,7 @@ func (p *problem) resize(c *claim) bool {
 }
 
 // mergeCandidates bounds the pairs a merge pass looks at: the least efficient nodes.
-const mergeCandidates = 160
+const mergeCandidates = 64
 
 func (p *problem) mergePass(claims []*claim) ([]*claim, bool) {
 	idx := make([]int, len(claims))
@@ -195,6 +195,9 @@ func (p *problem) absorbPass(claims []*claim) ([]*claim, bool) {
 		return n
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(pods(claims[a]), pods(claims[b])) })
+	if len(order) > absorbSources {
+		order = order[:absorbSources]
+	}
 	removed := make([]bool, len(claims))
 	changed := false
 	for _, i := range order {
@@ -279,5 +282,9 @@ func (p *problem) absorbPass(claims []*claim) ([]*claim, bool) {
 	return out, true
 }
 
-// absorbMaxPods bounds the nodes absorbPass tries to empty: small ones, where it pays.
-const absorbMaxPods = 8
+// absorbMaxPods bounds the nodes absorbPass tries to empty: small ones, where it pays; and
+// absorbSources how many it tries per round (each tries every other node as a destination).
+const (
+	absorbMaxPods = 8
+	absorbSources = 256
+)

@@ -380,7 +380,11 @@ func (k *intKnapsack) load(f *colFamily, v []float64, counts []int64, topK int) 
 			}
 			return w
 		}
-		slices.SortStableFunc(k.items, func(a, b kItem) int { return cmp.Compare(b.v*size(a), a.v*size(b)) })
+		key := make(map[int]float64, len(k.items))
+		for _, it := range k.items {
+			key[it.g] = it.v / max(size(it), 1e-12)
+		}
+		slices.SortStableFunc(k.items, func(a, b kItem) int { return cmp.Compare(key[b.g], key[a.g]) })
 		k.items = k.items[:topK]
 	}
 	slices.SortStableFunc(k.items, func(a, b kItem) int { return cmp.Compare(b.v, a.v) })
