@@ -169,7 +169,11 @@ func (c *Controller) Run(ctx context.Context) error {
 		return err
 	}
 	c.tracker.Timeouts = c.Timeouts
-	c.launches = make(chan struct{}, max(c.LaunchConcurrency, 0)+8*boolInt(c.LaunchConcurrency <= 0))
+	concurrency := c.LaunchConcurrency
+	if concurrency <= 0 {
+		concurrency = 8
+	}
+	c.launches = make(chan struct{}, concurrency)
 	c.nominated = map[string]time.Time{}
 	c.busy = map[string]bool{}
 	c.drifted = map[string]string{}
@@ -260,6 +264,11 @@ func (c *Controller) Run(ctx context.Context) error {
 		if due("reconcile", orDefault(c.ReconcileInterval, 30*time.Second), now) {
 			c.reconcile(ctx)
 		}
+		if due("resolve", resolveInterval, now) && c.anyProvisionable() {
+			// A safety net: pods left pending (a failed launch, a pool without instance types
+			// a moment ago) are solved again even if no new pod event arrives.
+			c.batch.trigger(now)
+		}
 		if c.batch.ready(now) {
 			c.provision(ctx)
 		}
@@ -273,13 +282,6 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 		c.updateGauges()
 	}
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // onPod notes pod events: a pending pod opens or extends a provisioning batch; a pod arriving
@@ -311,6 +313,18 @@ func (c *Controller) onPod(old, obj any) {
 			c.tracker.PodEvent(p.Spec.NodeName, now)
 		}
 	}
+}
+
+// resolveInterval is how often pending pods are solved again without a new pod event.
+const resolveInterval = 30 * time.Second
+
+func (c *Controller) anyProvisionable() bool {
+	for _, o := range c.podLister.List() {
+		if provisionable(o.(*corev1.Pod)) {
+			return true
+		}
+	}
+	return false
 }
 
 // provisionable reports whether a pod waits for a node: unbound, not being deleted, and

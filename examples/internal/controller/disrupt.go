@@ -209,7 +209,7 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 				c.Metrics.ClaimsDisrupted.WithLabelValues(cl.NodePool, string(cmd.Reason)).Inc()
 			}
 			c.event(c.node(n), corev1.EventTypeNormal, "DisruptionTerminating", "Disrupting Node: %s", cmd.Reason)
-			c.terminate(ctx, cl, string(cmd.Reason), cmd.Forceful)
+			c.terminate(ctx, cl, string(cmd.Reason))
 		}
 	}()
 }

@@ -201,7 +201,7 @@ func (c *Controller) applyReconcile(ctx context.Context, acts []Action) {
 			c.log().Info("adopted nodeclaim", "nodeclaim", a.Claim.Name, "nodepool", a.Claim.NodePool,
 				"provider-id", a.Claim.Status.ProviderID, "node", a.Node, "phase", a.Claim.Phase.String())
 			if a.Claim.Phase == PhaseTerminating {
-				c.terminate(ctx, a.Claim, a.Claim.Reason, true)
+				c.terminate(ctx, a.Claim, a.Claim.Reason)
 			}
 		case ActCollect:
 			c.log().Info("garbage collecting instance no nodeclaim owns", "provider-id", a.ProviderID, "node", a.Node,

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -160,7 +161,11 @@ func (c *Controller) provision(ctx context.Context) {
 		c.log().Error("could not solve", "pods", len(pending), "err", err)
 		return
 	}
-	c.log().Info("found provisionable pod(s)", "pods", len(pending), "nodeclaims", len(res.NodeClaims),
+	level := slog.LevelInfo
+	if len(res.NodeClaims) == 0 && len(res.Unschedulable) == 0 {
+		level = slog.LevelDebug // the pods wait for nodes already on their way: nothing new to say
+	}
+	c.log().Log(ctx, level, "found provisionable pod(s)", "pods", len(pending), "nodeclaims", len(res.NodeClaims),
 		"cost", Dollars(res.Cost), "lower-bound", Dollars(res.LowerBound), "duration", time.Since(start).Round(time.Microsecond))
 
 	byKey := map[string]*corev1.Pod{}

@@ -25,7 +25,7 @@ import (
 //  4. Provider.Delete until the instance is gone, then delete the Node object.
 //
 // DaemonSet and mirror pods are left: they go with the node.
-func (c *Controller) terminate(ctx context.Context, cl *Claim, reason string, forceful bool) {
+func (c *Controller) terminate(ctx context.Context, cl *Claim, reason string) {
 	if !c.claimBusy("terminate/" + cl.Name) {
 		return
 	}

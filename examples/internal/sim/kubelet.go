@@ -22,7 +22,8 @@ import (
 // registers a Node with the instance's provider ID, labels, capacity and allocatable, carrying
 // the instance's taints and startup taints and karpenter.sh/unregistered; ReadyTime later it
 // reports the Node Ready and removes the startup taints, as a CNI or device plugin would.
-// Each instance registers once: a Node deleted while its instance runs stays deleted.
+// Each instance registers once: a Node deleted while its instance runs stays deleted. Against a
+// real API server it also plays the node lifecycle controller, lifting the not-ready taint.
 //
 // It learns of instances only through Provider.List, so it works with any provider.
 type Kubelet struct {
@@ -44,6 +45,13 @@ func (k *Kubelet) log() *slog.Logger {
 		return k.Logger
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// SetBootTime changes BootTime while Step may be running (a test holding nodes back).
+func (k *Kubelet) SetBootTime(d time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.BootTime = d
 }
 
 // NodeName returns the Node an instance registered as, or "".
@@ -80,8 +88,17 @@ func (k *Kubelet) Step(ctx context.Context, now time.Time) error {
 				continue
 			}
 			node := k.newNode(inst, now)
-			if _, err := k.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			created, err := k.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("sim: kubelet: register %s: %w", node.Name, err)
+			}
+			if err == nil {
+				// A real API server drops the status of a created object; post it, as a
+				// kubelet does.
+				created.Status = node.Status
+				if _, err := k.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+					return fmt.Errorf("sim: kubelet: post status of %s: %w", node.Name, err)
+				}
 			}
 			k.registered[id] = node.Name
 			k.log().Debug("kubelet registered node", "node", node.Name, "provider-id", id)
@@ -90,16 +107,30 @@ func (k *Kubelet) Step(ctx context.Context, now time.Time) error {
 		if now.Sub(n.CreationTimestamp.Time) < orDefault(k.ReadyTime, 5*time.Second) {
 			continue
 		}
-		if isReady(n) && !hasAnyTaint(n, inst.StartupTaints) {
+		if isReady(n) && !hasAnyTaint(n, inst.StartupTaints) && !hasAnyTaint(n, lifecycleTaints) {
 			continue
 		}
 		n = n.DeepCopy()
-		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool {
-			return slices.ContainsFunc(inst.StartupTaints, func(s corev1.Taint) bool { return s.MatchTaint(&t) })
-		})
-		setReady(n, now)
-		if _, err := k.Client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("sim: kubelet: ready %s: %w", n.Name, err)
+		if !isReady(n) {
+			setReady(n, now)
+			updated, err := k.Client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+				continue // next step
+			}
+			if err != nil {
+				return fmt.Errorf("sim: kubelet: ready %s: %w", n.Name, err)
+			}
+			n = updated
+		}
+		if hasAnyTaint(n, inst.StartupTaints) || hasAnyTaint(n, lifecycleTaints) {
+			n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+				return slices.ContainsFunc(inst.StartupTaints, func(s corev1.Taint) bool { return s.MatchTaint(&t) }) ||
+					slices.ContainsFunc(lifecycleTaints, func(s corev1.Taint) bool { return s.MatchTaint(&t) })
+			})
+			if _, err := k.Client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil &&
+				!apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				return fmt.Errorf("sim: kubelet: remove startup taints of %s: %w", n.Name, err)
+			}
 		}
 	}
 	return nil
@@ -130,6 +161,14 @@ func (k *Kubelet) newNode(inst *nodeplan.NodeClaim, now time.Time) *corev1.Node 
 			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.2", OSImage: "Amazon Linux 2023 (simulated)"},
 		},
 	}
+}
+
+// lifecycleTaints are put on new nodes by a real API server (TaintNodesByCondition) and lifted
+// by the node lifecycle controller once the node is Ready; with no controller-manager around,
+// the simulated kubelet lifts them.
+var lifecycleTaints = []corev1.Taint{
+	{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule},
 }
 
 func isReady(n *corev1.Node) bool {

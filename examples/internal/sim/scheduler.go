@@ -22,8 +22,12 @@ import (
 // name order, checking node selector, required node affinity, taints and resources — marks the
 // bound pods Running and Ready, marks the rest PodScheduled=False/Unschedulable as the real
 // scheduler does, and deletes pods bound to nodes that no longer exist.
+//
+// With NoBind set it leaves binding to a real kube-scheduler and only plays the kubelets' part:
+// bound pods are started, pods being deleted are finished, pods on vanished nodes collected.
 type Scheduler struct {
 	Client kubernetes.Interface
+	NoBind bool
 	Logger *slog.Logger
 }
 
@@ -65,6 +69,19 @@ func (s *Scheduler) Step(ctx context.Context, now time.Time) error {
 			}
 			continue
 		}
+		if p.DeletionTimestamp != nil && nodes[p.Spec.NodeName] != nil {
+			// The kubelet's part of a graceful deletion: the containers stopped, the pod goes.
+			zero := int64(0)
+			if err := s.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("sim: scheduler: finish deleting %s: %w", nodeplan.PodKey(p), err)
+			}
+			continue
+		}
+		if p.Status.Phase != corev1.PodRunning && nodes[p.Spec.NodeName] != nil {
+			if err := s.start(ctx, p, now); err != nil {
+				return err
+			}
+		}
 		if nodes[p.Spec.NodeName] == nil {
 			// The pod GC controller's job: a pod on a node that is gone is deleted.
 			if err := s.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
@@ -73,6 +90,9 @@ func (s *Scheduler) Step(ctx context.Context, now time.Time) error {
 			continue
 		}
 		used[p.Spec.NodeName] = nodeplan.AddResources(used[p.Spec.NodeName], withPod(nodeplan.PodRequests(p)))
+	}
+	if s.NoBind {
+		return nil
 	}
 	slices.SortFunc(pending, func(a, b *corev1.Pod) int {
 		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
@@ -166,15 +186,25 @@ func (s *Scheduler) bind(ctx context.Context, p *corev1.Pod, node string, now ti
 	if err != nil {
 		return nil // deleted meanwhile
 	}
+	if err := s.start(ctx, fresh, now); err != nil {
+		return err
+	}
+	s.log().Debug("bound pod", "pod", nodeplan.PodKey(p), "node", node)
+	return nil
+}
+
+// start marks a bound pod Running and Ready, as its kubelet would.
+func (s *Scheduler) start(ctx context.Context, fresh *corev1.Pod, now time.Time) error {
+	fresh = fresh.DeepCopy()
 	fresh.Status.Phase = corev1.PodRunning
 	start := metav1.NewTime(now)
 	fresh.Status.StartTime = &start
 	setPodCondition(fresh, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: start})
 	setPodCondition(fresh, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start})
-	if _, err := s.Client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, fresh, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("sim: scheduler: start %s: %w", nodeplan.PodKey(p), err)
+	if _, err := s.Client.CoreV1().Pods(fresh.Namespace).UpdateStatus(ctx, fresh, metav1.UpdateOptions{}); err != nil &&
+		!apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("sim: scheduler: start %s: %w", nodeplan.PodKey(fresh), err)
 	}
-	s.log().Debug("bound pod", "pod", nodeplan.PodKey(p), "node", node)
 	return nil
 }
 
