@@ -348,17 +348,6 @@ func (p *problem) limitCopies(pl *pool, s *shape, k int64) int64 {
 	return max(k, 1)
 }
 
-// poolFor returns the pools a group may use, in weight order.
-func (p *problem) poolsOf(g int) []*pool {
-	var out []*pool
-	for _, pl := range p.pools {
-		if p.poolOK[g][pl.idx] {
-			out = append(out, pl)
-		}
-	}
-	return out
-}
-
 // claimReqs returns the requirements a claim's pods put on its node: the pool's, narrowed by the
 // alternative each group uses on the claim's shape.
 func (p *problem) claimReqs(c *claim) nodeplan.Requirements {

@@ -2,7 +2,6 @@ package scheduling
 
 import (
 	"fmt"
-	"math/bits"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -270,8 +269,6 @@ func offeringMask(s *shape, rs nodeplan.Requirements) uint64 {
 	}
 	return mask
 }
-
-func popcount(m uint64) int { return bits.OnesCount64(m) }
 
 // preferences says which soft constraints a solve treats as hard (see preferences.go).
 type preferences struct {
