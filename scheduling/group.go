@@ -3,6 +3,7 @@ package scheduling
 import (
 	"cmp"
 	"hash/maphash"
+	"maps"
 	"slices"
 	"strings"
 
@@ -124,7 +125,7 @@ func hashPod(h *maphash.Hash, p *corev1.Pod, selectorKeys []string, vz []string)
 		hashContainer(h, &p.Spec.InitContainers[i])
 	}
 	h.WriteByte(2)
-	for _, k := range sortedKeys(p.Spec.NodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(p.Spec.NodeSelector)) {
 		w(k)
 		w(p.Spec.NodeSelector[k])
 	}
@@ -198,7 +199,7 @@ func samePod(a, b *corev1.Pod, selectorKeys []string) bool {
 	if !sameContainers(sa.Containers, sb.Containers) || !sameContainers(sa.InitContainers, sb.InitContainers) {
 		return false
 	}
-	if !resourcesEqual(sa.Overhead, sb.Overhead) || !mapsEqual(sa.NodeSelector, sb.NodeSelector) {
+	if !resourcesEqual(sa.Overhead, sb.Overhead) || !maps.Equal(sa.NodeSelector, sb.NodeSelector) {
 		return false
 	}
 	// The reflective comparisons only where there is something to compare: most pods have no
@@ -250,30 +251,6 @@ func resourcesEqual(a, b corev1.ResourceList) bool {
 		}
 	}
 	return true
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
-func sortedKeys(m map[string]string) []string {
-	if len(m) == 0 {
-		return nil
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // podAlternatives returns the node requirements a pod accepts, one per required node-affinity

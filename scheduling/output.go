@@ -2,11 +2,10 @@ package scheduling
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeplan/nodeplan"
 )
@@ -117,8 +116,8 @@ func claimKey(c *claim) string {
 // nothing mutable. Requirements are immutable values and are shared.
 func (c NewNodeClaim) clone() NewNodeClaim {
 	c.InstanceTypeOptions = slices.Clone(c.InstanceTypeOptions)
-	c.Labels = cloneMap(c.Labels)
-	c.Annotations = cloneMap(c.Annotations)
+	c.Labels = maps.Clone(c.Labels)
+	c.Annotations = maps.Clone(c.Annotations)
 	c.Taints = slices.Clone(c.Taints)
 	c.StartupTaints = slices.Clone(c.StartupTaints)
 	c.Resources = c.Resources.DeepCopy()
@@ -232,7 +231,7 @@ func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
 			Requirements:           reqs,
 			InstanceTypeOptions:    names,
 			Labels:                 labels,
-			Annotations:            cloneMap(np.Template.Annotations),
+			Annotations:            maps.Clone(np.Template.Annotations),
 			Taints:                 slices.Clone(np.Template.Taints),
 			StartupTaints:          slices.Clone(np.Template.StartupTaints),
 			Resources:              p.dims.list(resources),
@@ -263,16 +262,3 @@ func distinctValues[T any](opts []T, key string, labels func(T) map[string]strin
 	}
 	return len(seen)
 }
-
-func cloneMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-var _ = corev1.ResourceCPU
