@@ -81,7 +81,9 @@ func (k *intKnapsack) binBound(b *bin, admitted []*group, values []float64, coun
 	f := &colFamily{s: s, price: 1}
 	v := make([]float64, len(admitted))
 	for i, g := range admitted {
-		f.items = append(f.items, famItem{row: i, g: g.id})
+		if it, ok := k.p.newFamItem(s, i, g.id, fitEntry{g: g.id}, counts); ok {
+			f.items = append(f.items, it)
+		}
 		v[i] = values[g.id]
 	}
 	_, _, upper := k.solve(f, v, counts, knapsackQuick, 0)

@@ -61,6 +61,9 @@ func (p *problem) packFFD(pl *pool, rem []int64) []*claim {
 			if !placed {
 				n := &node{used: make(vec, len(p.dims.names))}
 				for _, s := range pl.shapes {
+					if s.dominated {
+						continue
+					}
 					n.cands = append(n.cands, cand{s, fullMask(len(s.offerings))})
 				}
 				cs := narrow(n, g)

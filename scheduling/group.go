@@ -1,14 +1,16 @@
 package scheduling
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/binary"
+	"fmt"
 	"hash/maphash"
 	"maps"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/nodeplan/nodeplan"
 )
@@ -84,15 +86,19 @@ func groupPods(pods []*corev1.Pod, selectorKeys []string, volumeZones map[string
 	})
 	var h maphash.Hash
 	h.SetSeed(seed)
+	encs := map[*group][]byte{}
+	var enc []byte
 	for _, p := range sorted {
 		key := nodeplan.PodKey(p)
 		vz := volumeZones[key]
 		h.Reset()
 		hashPod(&h, p, selectorKeys, vz)
+		enc = appendTopologyEncoding(enc[:0], p)
+		h.Write(enc)
 		sum := h.Sum64()
 		var g *group
 		for _, c := range byHash[sum] {
-			if samePod(c.rep, p, selectorKeys) && slices.Equal(volumeZones[c.keys[0]], vz) {
+			if bytes.Equal(encs[c], enc) && samePod(c.rep, p, selectorKeys) && slices.Equal(volumeZones[c.keys[0]], vz) {
 				g = c
 				break
 			}
@@ -101,6 +107,7 @@ func groupPods(pods []*corev1.Pod, selectorKeys []string, volumeZones map[string
 			g = &group{id: len(groups), rep: p}
 			groups = append(groups, g)
 			byHash[sum] = append(byHash[sum], g)
+			encs[g] = slices.Clone(enc)
 		}
 		g.pods = append(g.pods, p)
 		g.keys = append(g.keys, key)
@@ -182,6 +189,34 @@ func hashContainer(h *maphash.Hash, c *corev1.Container) {
 	}
 }
 
+// appendTopologyEncoding appends an exact encoding of the pod's affinity and topology spread
+// constraints: their protobuf wire form, which Kubernetes generates deterministically (map keys
+// sorted) and which, like equality.Semantic, does not tell a nil slice from an empty one. Pods
+// with equal encodings have equal terms; comparing bytes is much cheaper than a reflective
+// DeepEqual per pod. Should marshalling ever fail, a per-pod marker keeps the pod apart.
+func appendTopologyEncoding(b []byte, p *corev1.Pod) []byte {
+	fail := func() []byte { return fmt.Appendf(b, "\x00unencodable %p", p) }
+	if a := p.Spec.Affinity; a != nil {
+		b = append(b, 'A')
+		data, err := a.Marshal()
+		if err != nil {
+			return fail()
+		}
+		b = binary.AppendUvarint(b, uint64(len(data)))
+		b = append(b, data...)
+	}
+	for i := range p.Spec.TopologySpreadConstraints {
+		b = append(b, 'T')
+		data, err := p.Spec.TopologySpreadConstraints[i].Marshal()
+		if err != nil {
+			return fail()
+		}
+		b = binary.AppendUvarint(b, uint64(len(data)))
+		b = append(b, data...)
+	}
+	return b
+}
+
 // samePod reports whether two pods are interchangeable for scheduling. Equal hashes make it
 // likely; this makes it certain.
 func samePod(a, b *corev1.Pod, selectorKeys []string) bool {
@@ -207,13 +242,7 @@ func samePod(a, b *corev1.Pod, selectorKeys []string) bool {
 	if (len(sa.Tolerations) > 0 || len(sb.Tolerations) > 0) && !slices.Equal(sa.Tolerations, sb.Tolerations) {
 		return false
 	}
-	if (sa.Affinity != nil || sb.Affinity != nil) && !equality.Semantic.DeepEqual(sa.Affinity, sb.Affinity) {
-		return false
-	}
-	if (len(sa.TopologySpreadConstraints) > 0 || len(sb.TopologySpreadConstraints) > 0) &&
-		!equality.Semantic.DeepEqual(sa.TopologySpreadConstraints, sb.TopologySpreadConstraints) {
-		return false
-	}
+	// Affinity and spread constraints are compared by appendTopologyEncoding, before this.
 	if (sa.Priority == nil) != (sb.Priority == nil) || (sa.Priority != nil && *sa.Priority != *sb.Priority) {
 		return false
 	}

@@ -2,7 +2,6 @@ package scheduling
 
 import (
 	"cmp"
-	"math"
 	"slices"
 )
 
@@ -34,12 +33,21 @@ func (p *problem) improve(claims []*claim, rounds int) []*claim {
 }
 
 // bestShapeFor returns the cheapest shape of pool pl that holds exactly these pods, and the
-// offerings they leave. ok is false when none does.
-func (p *problem) bestShapeFor(c *claim, placed []placement, used vec) (best *shape, mask uint64, price float64, ok bool) {
+// offerings they leave, at a price of at most limit. ok is false when none does.
+func (p *problem) bestShapeFor(c *claim, placed []placement, used vec, limit float64) (best *shape, mask uint64, price float64, ok bool) {
 	pl := c.shape.pool
-	price = math.Inf(1)
+	// Caps do not depend on the shape: check them once.
+	for _, x := range placed {
+		if !capsHold(p.groups[x.g], placed) {
+			return nil, 0, 0, false
+		}
+	}
+	price = limit * (1 + 1e-12)
 	for _, s := range pl.shapes {
-		if s.minPrice >= price || !used.fitsIn(s.alloc) {
+		if s.minPrice >= price {
+			break // shapes are cheapest first
+		}
+		if s.dominated || !used.fitsIn(s.alloc) {
 			continue
 		}
 		m := fullMask(len(s.offerings))
@@ -47,10 +55,6 @@ func (p *problem) bestShapeFor(c *claim, placed []placement, used vec) (best *sh
 		for i, x := range placed {
 			e, found := p.fit(s, x.g)
 			if !found {
-				fits = false
-				break
-			}
-			if !capsHold(p.groups[x.g], placed) {
 				fits = false
 				break
 			}
@@ -84,7 +88,7 @@ func (p *problem) limitsAllowSwap(pl *pool, from, to *shape) bool {
 }
 
 func (p *problem) resize(c *claim) bool {
-	s, m, price, ok := p.bestShapeFor(c, c.placed, c.used)
+	s, m, price, ok := p.bestShapeFor(c, c.placed, c.used, c.price())
 	if !ok || price >= c.price()*(1-1e-12) {
 		return false
 	}
@@ -133,7 +137,7 @@ func (p *problem) mergePass(claims []*claim) ([]*claim, bool) {
 			pl := ca.shape.pool
 			// The merged node replaces both: free their capacity for the limit check.
 			pl.used.sub(cb.shape.capacity)
-			s, m, price, ok := p.bestShapeFor(ca, placed, used)
+			s, m, price, ok := p.bestShapeFor(ca, placed, used, ca.price()+cb.price()+1e-12)
 			if !ok || price > ca.price()+cb.price()+1e-12 {
 				pl.used.add(cb.shape.capacity)
 				continue
@@ -199,6 +203,17 @@ func (p *problem) absorbPass(claims []*claim) ([]*claim, bool) {
 		order = order[:absorbSources]
 	}
 	removed := make([]bool, len(claims))
+	// Free cpu and memory per node: a quick filter before the exact checks (the scan over
+	// every node is the cost of this pass).
+	type room struct{ cpu, mem int64 }
+	free := make([]room, len(claims))
+	setFree := func(j int, used vec) {
+		a := claims[j].shape.alloc
+		free[j] = room{a[dimCPU] - used[dimCPU], a[dimMemory] - used[dimMemory]}
+	}
+	for j, c := range claims {
+		setFree(j, c.used)
+	}
 	changed := false
 	for _, i := range order {
 		src := claims[i]
@@ -222,22 +237,29 @@ func (p *problem) absorbPass(claims []*claim) ([]*claim, bool) {
 				if left == 0 {
 					break
 				}
-				if j == i || removed[j] || dst.shape.pool != src.shape.pool {
+				if free[j].cpu < g.req[dimCPU] || free[j].mem < g.req[dimMemory] || j == i || removed[j] || dst.shape.pool != src.shape.pool {
 					continue
 				}
+				// Check against the staged copy if there is one, the node itself otherwise; copy
+				// only once a pod actually moves there.
 				m := staged[j]
-				if m == nil {
-					m = &move{dst: j, placed: slices.Clone(dst.placed), used: dst.used.clone(), mask: dst.mask}
+				placed, used, mask := dst.placed, dst.used, dst.mask
+				if m != nil {
+					placed, used, mask = m.placed, m.used, m.mask
 				}
 				e, fits := p.fit(dst.shape, x.g)
-				if !fits || m.mask&e.mask == 0 || !p.canJoin(dst.shape, e, m.placed) {
+				if !fits || mask&e.mask == 0 {
 					continue
 				}
-				free := dst.shape.alloc.clone()
-				free.sub(m.used)
-				k := maxCopies(g.req, free, min(left, g.room(m.placed, "")))
+				k := maxCopiesLeft(g.req, dst.shape.alloc, used, left)
 				if k <= 0 {
 					continue
+				}
+				if k = min(k, g.room(placed, "")); k <= 0 || !p.canJoin(dst.shape, e, placed) {
+					continue
+				}
+				if m == nil {
+					m = &move{dst: j, placed: slices.Clone(dst.placed), used: dst.used.clone(), mask: dst.mask}
 				}
 				m.placed = addPlacement(m.placed, x.g, k)
 				m.used.addScaled(g.req, k)
@@ -263,6 +285,7 @@ func (p *problem) absorbPass(claims []*claim) ([]*claim, bool) {
 				v += float64(x.k) * p.groups[x.g].value
 			}
 			claims[m.dst] = &claim{shape: d.shape, mask: m.mask, used: m.used, placed: m.placed, value: v}
+			setFree(m.dst, m.used)
 		}
 		removed[i] = true
 		pl := src.shape.pool

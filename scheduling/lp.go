@@ -38,12 +38,16 @@ func newMaster(n []float64, pure [][]float64, pureCost []float64) *master {
 
 // duals returns v = c_B·B⁻¹.
 func (m *master) duals(v []float64) {
-	for j := 0; j < m.g; j++ {
-		s := 0.0
-		for i := 0; i < m.g; i++ {
-			s += m.costs[i] * m.binv[i][j]
+	// Row by row: binv is stored by rows, and this is the hottest loop of column generation.
+	clear(v[:m.g])
+	for i, c := range m.costs {
+		if c == 0 {
+			continue
 		}
-		v[j] = s
+		row := m.binv[i]
+		for j, x := range row {
+			v[j] += c * x
+		}
 	}
 }
 

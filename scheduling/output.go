@@ -154,7 +154,8 @@ func (p *problem) finishLimits() {
 func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
 	pl := c.shape.pool
 	np := pl.np
-	reqs := p.claimReqs(c)
+	cands := p.claimCandidates(c)
+	reqs := cands.reqs
 	type option struct {
 		s     *shape
 		price float64
@@ -162,28 +163,15 @@ func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
 	}
 	var opts []option
 	growth := p.growth[pl.idx]
-	for _, s := range pl.shapes {
+	for _, cs := range cands.shapes {
+		s := cs.s
 		if !c.used.fitsIn(s.alloc) {
-			continue
-		}
-		fits := true
-		for _, x := range c.placed {
-			if _, ok := p.fit(s, x.g); !ok {
-				fits = false
-				break
-			}
-		}
-		if !fits || s.reqs.Compatible(reqs) != nil {
 			continue
 		}
 		if s != c.shape && !withinGrowth(growth, c.shape.capacity, s.capacity) {
 			continue
 		}
-		m := offeringMask(s, reqs)
-		if m == 0 {
-			continue
-		}
-		price, i := s.priceFor(m)
+		price, i := s.priceFor(cs.mask)
 		opts = append(opts, option{s: s, price: price, off: s.offerings[i]})
 	}
 	slices.SortStableFunc(opts, func(a, b option) int {
@@ -242,6 +230,65 @@ func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
 		Offering:     chosen.off,
 	}
 	return out, true
+}
+
+// candidates are what a claim's pods allow whatever their counts: the requirements they put
+// on the node, and the shapes of the pool that take them all, with the offerings left.
+type candidates struct {
+	reqs   nodeplan.Requirements
+	shapes []candidateShape
+}
+
+type candidateShape struct {
+	s    *shape
+	mask uint64
+}
+
+// claimCandidates returns the candidates for c's shape and groups, computed once per distinct
+// set (many claims differ only in how many pods of each group they hold).
+func (p *problem) claimCandidates(c *claim) *candidates {
+	b := strconv.AppendInt(nil, int64(c.shape.idx), 36)
+	for _, g := range slices.Sorted(func(yield func(int) bool) {
+		for _, x := range c.placed {
+			if !yield(x.g) {
+				return
+			}
+		}
+	}) {
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(g), 36)
+	}
+	if cs, ok := p.candMemo[string(b)]; ok {
+		return cs
+	}
+	cs := &candidates{reqs: p.claimReqs(c)}
+	// A shape's labels have one value each except zone and capacity type (which the offering
+	// mask checks) and its narrow keys. So when every group has a single alternative, a shape
+	// that fits each group fits them together, and the requirements need no check of their own.
+	single := true
+	for _, x := range c.placed {
+		single = single && len(p.groups[x.g].alts) == 1
+	}
+	for _, s := range c.shape.pool.shapes {
+		fits := true
+		for _, x := range c.placed {
+			if _, ok := p.fit(s, x.g); !ok {
+				fits = false
+				break
+			}
+		}
+		if !fits || ((!single || len(s.narrowKeys) > 0) && s.reqs.Compatible(cs.reqs) != nil) {
+			continue
+		}
+		if m := offeringMask(s, cs.reqs); m != 0 {
+			cs.shapes = append(cs.shapes, candidateShape{s: s, mask: m})
+		}
+	}
+	if p.candMemo == nil {
+		p.candMemo = map[string]*candidates{}
+	}
+	p.candMemo[string(b)] = cs
+	return cs
 }
 
 func withinGrowth(growth, from, to vec) bool {

@@ -126,7 +126,7 @@ func perNodeCap(g *group, rem int64) int64 {
 type nodeCap struct {
 	limit    int64
 	members  []*group
-	ids      map[int]bool
+	ids      []bool // by group id: members
 	existing map[string]int64
 }
 
@@ -161,15 +161,16 @@ func (p *problem) fillFFD(s *shape, rem []int64, st *nodeState) {
 
 func (p *problem) fillRest(s *shape, rem []int64, st *nodeState) {
 	for _, e := range p.byShape[s.idx] {
-		left := rem[e.g] - placedOf(st.placed, e.g)
-		if left <= 0 {
-			continue
-		}
-		m := st.mask & e.mask
-		if m == 0 || !p.canJoin(s, e, st.placed) {
-			continue
-		}
 		g := p.groups[e.g]
+		m := st.mask & e.mask
+		// Room first: on a filling node it rules out most groups, and it is the cheapest test.
+		if rem[e.g] <= 0 || m == 0 || maxCopies(g.req, st.free, 1) <= 0 {
+			continue
+		}
+		left := rem[e.g] - placedOf(st.placed, e.g)
+		if left <= 0 || !p.canJoin(s, e, st.placed) {
+			continue
+		}
 		k := maxCopies(g.req, st.free, min(left, g.room(st.placed, "")))
 		if k <= 0 {
 			continue
@@ -212,14 +213,11 @@ func (p *problem) fillMix(s *shape, rem []int64, st *nodeState, total vec) bool 
 	st.placed = st.placed[:0]
 	st.value = 0
 	for _, e := range p.byShape[s.idx] {
-		if rem[e.g] <= 0 {
-			continue
-		}
-		m := st.mask & e.mask
-		if m == 0 || !p.canJoin(s, e, st.placed) {
-			continue
-		}
 		g := p.groups[e.g]
+		m := st.mask & e.mask
+		if rem[e.g] <= 0 || m == 0 || maxCopies(g.req, st.free, 1) <= 0 || !p.canJoin(s, e, st.placed) {
+			continue
+		}
 		want := min(int64(lambda*float64(rem[e.g])), g.room(st.placed, ""))
 		k := maxCopies(g.req, st.free, want)
 		if k <= 0 {
@@ -266,6 +264,7 @@ func (p *problem) packPool(pl *pool, rem []int64) []*claim {
 	var out []*claim
 	cur, best := &nodeState{}, &nodeState{}
 	total := make(vec, len(p.dims.names))
+	var unitBuf []float64
 	for {
 		var bestShape *shape
 		bestRatio := math.Inf(1)
@@ -286,8 +285,15 @@ func (p *problem) packPool(pl *pool, rem []int64) []*claim {
 				best.value = cur.value
 			}
 		}
+		unit := p.unitWorth(rem, unitBuf)
+		unitBuf = unit
 		for _, s := range pl.shapes {
-			if !p.withinLimits(pl, s, 1) {
+			if s.dominated || !p.withinLimits(pl, s, 1) {
+				continue
+			}
+			// No fill of s can be worth more than its room at the best worth per unit of each
+			// resource: skip shapes that cannot beat the best ratio even so.
+			if bestShape != nil && s.minPrice > bestRatio*(1+1e-9)*worthBound(s.alloc, unit) {
 				continue
 			}
 			p.fillFFD(s, rem, cur)
@@ -319,6 +325,36 @@ func (p *problem) packPool(pl *pool, rem []int64) []*claim {
 		pl.used.addScaled(bestShape.capacity, k)
 		pl.nodesUsed += k
 	}
+}
+
+// unitWorth returns, per resource, the best worth per unit among the groups with pods left
+// (+Inf when one of them needs none of it: that resource then bounds nothing).
+func (p *problem) unitWorth(rem []int64, buf []float64) []float64 {
+	unit := append(buf[:0], make([]float64, len(p.dims.names))...)
+	for _, g := range p.groups {
+		if rem[g.id] <= 0 || g.value <= 0 {
+			continue
+		}
+		for d, r := range g.req {
+			if r <= 0 {
+				unit[d] = math.Inf(1)
+			} else {
+				unit[d] = max(unit[d], g.value/float64(r))
+			}
+		}
+	}
+	return unit
+}
+
+// worthBound is the most a node with room alloc can hold, at worth per unit unit.
+func worthBound(alloc vec, unit []float64) float64 {
+	b := math.Inf(1)
+	for d, u := range unit {
+		if !math.IsInf(u, 1) {
+			b = min(b, float64(alloc[d])*u)
+		}
+	}
+	return b
 }
 
 // withinLimits reports whether n more nodes of shape s keep the pool within its limits.

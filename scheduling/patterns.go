@@ -45,9 +45,28 @@ type colFamily struct {
 }
 
 type famItem struct {
-	row int
-	g   int
-	e   fitEntry
+	row  int
+	g    int
+	e    fitEntry
+	maxk int64   // most pods of the group one node of the family holds (resources and caps)
+	size float64 // the pod's size: Σ request/capacity over the shape's resources
+}
+
+// newFamItem describes group g on shape s for a pricing problem with these counts; ok is false
+// when not one pod fits.
+func (p *problem) newFamItem(s *shape, row, g int, e fitEntry, counts []int64) (famItem, bool) {
+	gr := p.groups[g]
+	mk := maxCopies(gr.req, s.alloc, perNodeCap(gr, counts[g]))
+	if mk <= 0 {
+		return famItem{}, false
+	}
+	size := 0.0
+	for d, c := range s.alloc {
+		if c > 0 {
+			size += float64(gr.req[d]) / float64(c)
+		}
+	}
+	return famItem{row: row, g: g, e: e, maxk: mk, size: max(size, 1e-12)}, true
 }
 
 // cgResult is what column generation returns.
@@ -59,19 +78,44 @@ type cgResult struct {
 	lambda []float64
 }
 
-// cgBudget bounds the work of one column generation: iterations, and branch-and-bound nodes per
-// knapsack. Both only limit how tight the bound gets, never its validity.
+// The work of one column generation is bounded by a budget (after cgMinIterations rounds) in units of roughly one item looked
+// at by a bound or a search (a few nanoseconds each): cgWorkPerPod per pod at stake, between
+// cgWorkMin and cgWorkMax, times Options.Effort. The budget only limits how tight the bound and
+// how good the pod values get, never the bound's validity; it is a count, not a clock, so the
+// same input gives the same plan on any machine.
+//
+// Where every group may share a node with every other, the LP converges long before the budget
+// runs out. Where per-node caps abound (hostname spread and anti-affinity, one pod per node),
+// the LP is highly degenerate and converges slowly; the budget then decides, and the local
+// search makes up much of the difference.
 const (
-	cgIterations  = 300
-	knapsackNode  = 4000
-	knapsackQuick = 1000
+	cgWorkPerPod = 1000
+	cgWorkMin    = 3_000_000
+	cgWorkMax    = 20_000_000
+	cgIterations = 5000 // a safety net; the work budget binds first
+	// cgMinIterations pricing rounds run whatever the budget: a small LP whose pricing is
+	// costly (few groups, large nodes) converges in about this many.
+	cgMinIterations = 40
+	knapsackNode    = 4000
+	knapsackQuick   = 1000
+	// cgColumns is how many improving columns a pricing round enters at most.
+	cgColumns = 4
 	// pricingItems is how many groups a pricing search considers per family; exactItems the
 	// most a family may have for the final bound to search it exactly (else the Lagrangian
-	// bound stands); cgWork caps the search nodes of one column generation.
+	// bound stands).
 	pricingItems = 16
 	exactItems   = 24
-	cgWork       = 2000000
 )
+
+// cgBudget is the work budget for placing pods pods (see above).
+func (p *problem) cgBudget(pods int64) int {
+	effort := p.in.Options.Effort
+	if effort <= 0 {
+		effort = 1
+	}
+	w := min(max(float64(pods)*cgWorkPerPod, cgWorkMin), cgWorkMax)
+	return int(w * effort)
+}
 
 // columnGeneration solves the configuration LP for the groups with counts > 0 over the given
 // shapes. When integer is false, pricing is fractional (a weaker bound that treats pods as
@@ -85,10 +129,15 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 		rowOf[g.id] = -1
 	}
 	var fams []colFamily
+	var shapeItems [][]famItem // per family's shape: every group it may take, any offering
 	for _, s := range shapes {
+		if s.dominated {
+			continue // another shape's families dominate its families
+		}
 		// One family per offering some group accepts: a node mixing groups must be bought
 		// through an offering all of them accept, which need not be any one's cheapest.
 		var seen uint64
+		var items []famItem
 		for _, f := range p.byShape[s.idx] {
 			if counts[f.g] <= 0 {
 				continue
@@ -97,11 +146,15 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 				rowOf[f.g] = len(rows)
 				rows = append(rows, f.g)
 			}
-			seen |= f.mask
+			if it, ok := p.newFamItem(s, rowOf[f.g], f.g, f, counts); ok {
+				items = append(items, it)
+				seen |= f.mask
+			}
 		}
 		for m := seen; m != 0; m &= m - 1 {
 			o := bits.TrailingZeros64(m)
 			fams = append(fams, colFamily{s: s, o: o, price: s.offerings[o].Price})
+			shapeItems = append(shapeItems, items)
 		}
 	}
 	n := len(rows)
@@ -110,13 +163,13 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 	}
 	for i := range fams {
 		f := &fams[i]
-		for _, e := range p.byShape[f.s.idx] {
-			if r := rowOf[e.g]; r >= 0 && e.mask&(1<<uint(f.o)) != 0 {
-				f.items = append(f.items, famItem{row: r, g: e.g, e: e})
+		for _, it := range shapeItems[i] {
+			if it.e.mask&(1<<uint(f.o)) != 0 {
+				f.items = append(f.items, it)
 			}
 		}
 	}
-	fams = dropDominated(fams)
+	fams = dropDominated(fams, n)
 	need := make([]float64, n)
 	for r, g := range rows {
 		need[r] = float64(counts[g])
@@ -128,11 +181,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 	purePat := make([]pattern, n)
 	for _, f := range fams {
 		for _, it := range f.items {
-			g := p.groups[it.g]
-			k := maxCopies(g.req, f.s.alloc, perNodeCap(g, counts[it.g]))
-			if k <= 0 {
-				continue
-			}
+			k := it.maxk
 			if pure[it.row] == nil || f.price/float64(k) < pureCost[it.row]/pure[it.row][it.row]-1e-15 {
 				col := make([]float64, n)
 				col[it.row] = float64(k)
@@ -149,10 +198,13 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 	order := make([]int, len(fams))
 	bound := make([]float64, len(fams))
 	const tol = 1e-7
+	var ratio []float64
 	quickOrder := func() {
+		ratio = p.unitValues(ratio, rows, vp)
 		for i := range fams {
 			order[i] = i
-			bound[i] = ks.upperBound(&fams[i], vp, counts) / fams[i].price
+			bound[i] = ks.upperBound(&fams[i], vp, ratio) / fams[i].price
+			ks.work += len(fams[i].items)
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(bound[b], bound[a]), cmp.Compare(a, b)) })
 	}
@@ -167,28 +219,76 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 		}
 		return neg
 	}
-	for iter := 0; iter < cgIterations && ks.work < cgWork; iter++ {
+	last := make([]pattern, len(fams))
+	vsum, nsum := make([]float64, n), 0
+	pooled := func(last []pattern, vp []float64) []pattern {
+		type cand struct {
+			i int
+			r float64
+		}
+		var cs []cand
+		for i := range last {
+			pat := &last[i]
+			if pat.s == nil {
+				continue
+			}
+			val := 0.0
+			for _, x := range pat.placed {
+				val += vp[rowOf[x.g]] * float64(x.k)
+			}
+			ks.work += len(pat.placed)
+			if r := val / fams[i].price; r > 1+tol {
+				cs = append(cs, cand{i, r})
+			}
+		}
+		slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(b.r, a.r) })
+		var out []pattern
+		for _, c := range cs[:min(len(cs), cgColumns)] {
+			out = append(out, last[c.i])
+		}
+		return out
+	}
+	budget := p.cgBudget(int64(sum(counts)))
+	converged := false
+	surplus := 0
+	for iter := 0; iter < cgIterations && (iter < cgMinIterations || ks.work < budget); iter++ {
 		if neg := duals(); neg >= 0 {
 			col := make([]float64, n)
 			col[neg] = -1
-			if m.enter(col, 0, true, -1) {
+			ks.work += n * n / 4
+			// A surplus pivot is not a pricing round: it does not count as one, but its work
+			// counts, and there are at most as many as the iteration cap (no cycling).
+			if surplus < cgIterations && m.enter(col, 0, true, -1) {
+				surplus++
+				iter--
 				continue
 			}
 		}
-		// Price with a small search budget, most promising families first, and take a few
-		// improving columns at once; the final bound below is computed with full effort.
+		// The column pool first: the best pattern each family's last search found, valued
+		// again at the new duals. Cheap, and late in the search it finds most columns.
+		found := pooled(last, vp)
+		if len(found) > 0 {
+			goto enter
+		}
+		// Then price with a small search budget, most promising families first, and take a
+		// few improving columns at once; the final bound below is computed with full effort.
 		quickOrder()
-		var found []pattern
 		for _, i := range order {
-			if bound[i] <= 1+tol || len(found) >= 4 {
+			if bound[i] <= 1+tol || len(found) >= cgColumns {
 				break
 			}
 			f := &fams[i]
 			pat, val, _ := ks.solve(f, vp, counts, knapsackQuick, pricingItems)
+			last[i] = pat
 			if val/f.price > 1+tol {
 				found = append(found, pat)
 			}
 		}
+	enter:
+		for i, x := range vp {
+			vsum[i] += x
+		}
+		nsum++
 		entered := false
 		for _, pat := range found {
 			col := make([]float64, n)
@@ -200,6 +300,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 			if reduced >= -tol*pat.s.offerings[pat.o].Price {
 				continue // an earlier column this round already made it unattractive
 			}
+			ks.work += n * n / 4
 			if m.enter(col, pat.s.offerings[pat.o].Price, false, len(pats)) {
 				pats = append(pats, pat)
 				entered = true
@@ -207,6 +308,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 			}
 		}
 		if !entered {
+			converged = true
 			break
 		}
 	}
@@ -214,32 +316,68 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 	// values. The cheap bound rules out most families; the fractional LP bounds the rest, and an
 	// exact search settles the ones whose LP bound still exceeds the price.
 	duals()
-	quickOrder()
-	theta := 1.0
-	for _, i := range order {
-		if !proveBound {
-			break // values need no proof; the plan does not use θ beyond scaling them
+	// θ at duals w: the largest worth/price ratio any whole pattern can reach.
+	thetaAt := func(w []float64) float64 {
+		copy(vp, w)
+		quickOrder()
+		theta := 1.0
+		for _, i := range order {
+			if bound[i] <= theta {
+				break
+			}
+			f := &fams[i]
+			ks.load(f, vp, counts, 0)
+			// The surrogate fills first (cheap, valid), the Lagrangian or LP bound if they do
+			// not settle it, an exact search if that does not either.
+			ks.free = append(ks.free[:0], f.s.alloc...)
+			ks.buildSurrogates(f.s.alloc, false)
+			upper := min(bound[i]*f.price, ks.bound(0, 0))
+			if upper/f.price <= theta {
+				continue
+			}
+			upper = min(upper, ks.relaxedBound(f.s.alloc))
+			if upper/f.price > theta && len(ks.items) <= exactItems {
+				_, _, exact := ks.solve(f, vp, counts, knapsackNode, 0)
+				upper = min(upper, exact)
+			}
+			theta = max(theta, upper/f.price)
 		}
-		if bound[i] <= theta {
-			break
-		}
-		f := &fams[i]
-		ks.load(f, vp, counts, 0)
-		upper := min(bound[i]*f.price, ks.relaxedBound(f.s.alloc))
-		if upper/f.price > theta && len(ks.items) <= exactItems {
-			_, _, exact := ks.solve(f, vp, counts, knapsackNode, 0)
-			upper = min(upper, exact)
-		}
-		theta = max(theta, upper/f.price)
+		return theta
 	}
-	bestLB := 0.0
-	for i := range vp {
-		bestLB += need[i] * vp[i]
+	lbAt := func(w []float64, theta float64) float64 {
+		t := 0.0
+		for i := range w {
+			t += need[i] * w[i]
+		}
+		return t / theta
 	}
-	bestLB /= theta
-	bestTheta := theta
-	bestV := vp
-	res.lb = max(bestLB, 0)
+	duals()
+	final := slices.Clone(vp)
+	bestV, bestTheta := final, 1.0
+	// Converged, the final duals are optimal. Stopped by the budget, they are not, and in a
+	// degenerate LP they swing from one iteration to the next: their average over the
+	// iterations often proves a much better bound, and values the pods more evenly. Take
+	// whichever proves more.
+	var avg []float64
+	if !converged && nsum > 0 {
+		avg = make([]float64, n)
+		for i := range avg {
+			avg[i] = vsum[i] / float64(nsum)
+		}
+	}
+	switch {
+	case proveBound:
+		bestTheta = thetaAt(bestV)
+		lb := lbAt(bestV, bestTheta)
+		if avg != nil {
+			if th := thetaAt(avg); lbAt(avg, th) > lb {
+				bestV, bestTheta, lb = avg, th, lbAt(avg, th)
+			}
+		}
+		res.lb = max(lb, 0)
+	case avg != nil:
+		bestV = avg
+	}
 	for r, g := range rows {
 		res.values[g] = bestV[r] / bestTheta
 	}
@@ -283,6 +421,11 @@ type intKnapsack struct {
 	itemCaps [][]int
 	capLeft  []float64
 	capUsed  []int64 // per cap, pods of the current partial pattern
+	best0    []float64
+	top      []kItem
+	red      []capItem
+	capSeen  []capCount
+	picked   []bool
 }
 
 type surrogate struct {
@@ -296,38 +439,59 @@ type kItem struct {
 	e    fitEntry
 	v    float64
 	maxk int64
+	key  float64 // value per unit of size, to keep the most promising items
 }
 
 // upperBound is a cheap bound on the family's best pattern value: per resource, the capacity
-// times the best value per unit; and the sum of everything that could fit.
-func (k *intKnapsack) upperBound(f *colFamily, v []float64, counts []int64) float64 {
-	p := k.p
-	ub := math.Inf(1)
+// times the best value per unit (ratio, from unitValues); and the sum of everything that could
+// fit. It runs for every family at every iteration, so it reads only precomputed numbers.
+func (k *intKnapsack) upperBound(f *colFamily, v, ratio []float64) float64 {
+	nd := len(f.s.alloc)
+	best := k.scratch(nd)
 	total := 0.0
-	for d := range f.s.alloc {
-		best, valid := 0.0, true
-		for _, it := range f.items {
-			if v[it.row] <= 0 {
-				continue
-			}
-			a := p.groups[it.g].req[d]
-			if a <= 0 {
-				valid = false
-				break
-			}
-			best = max(best, v[it.row]/float64(a))
-		}
-		if valid {
-			ub = min(ub, float64(f.s.alloc[d])*best)
-		}
-	}
 	for _, it := range f.items {
-		if v[it.row] > 0 {
-			g := p.groups[it.g]
-			total += v[it.row] * float64(maxCopies(g.req, f.s.alloc, perNodeCap(g, counts[it.g])))
+		if v[it.row] <= 0 {
+			continue
+		}
+		total += v[it.row] * float64(it.maxk)
+		r := ratio[it.row*nd : it.row*nd+nd]
+		for d, x := range r {
+			best[d] = max(best[d], x)
 		}
 	}
-	return min(ub, total)
+	ub := total
+	for d, b := range best {
+		if !math.IsInf(b, 1) {
+			ub = min(ub, float64(f.s.alloc[d])*b)
+		}
+	}
+	return ub
+}
+
+func (k *intKnapsack) scratch(n int) []float64 {
+	k.best0 = append(k.best0[:0], make([]float64, n)...)
+	return k.best0
+}
+
+// unitValues fills ratio with every row's value per unit of each resource (+Inf where the pod
+// needs none of it: that resource then bounds nothing), for upperBound.
+func (p *problem) unitValues(ratio []float64, rows []int, v []float64) []float64 {
+	nd := len(p.dims.names)
+	ratio = append(ratio[:0], make([]float64, len(rows)*nd)...)
+	for r, g := range rows {
+		if v[r] <= 0 {
+			continue
+		}
+		req := p.groups[g].req
+		for d := 0; d < nd; d++ {
+			if req[d] > 0 {
+				ratio[r*nd+d] = v[r] / float64(req[d])
+			} else {
+				ratio[r*nd+d] = math.Inf(1)
+			}
+		}
+	}
+	return ratio
 }
 
 // solve returns the best pattern found, its value, and an upper bound on the best value (equal
@@ -340,7 +504,7 @@ func (k *intKnapsack) solve(f *colFamily, v []float64, counts []int64, budget, t
 	exhausted := k.dfs(f.s, 0, 0)
 	pat := pattern{s: f.s, o: f.o, placed: slices.Clone(k.best), value: k.bestV}
 	upper := k.bestV
-	k.work += k.nodes
+	k.work += k.nodes*max(1, len(k.items)*len(k.surr)) + len(f.items)*8 + len(k.surr)*len(k.items)*4
 	if exhausted || topK > 0 {
 		upper = max(upper, min(root, k.relaxedBound(f.s.alloc)))
 	}
@@ -353,7 +517,7 @@ func (k *intKnapsack) solve(f *colFamily, v []float64, counts []int64, budget, t
 // not the best one.
 func (k *intKnapsack) prepare(f *colFamily, v []float64, counts []int64, topK int) {
 	k.load(f, v, counts, topK)
-	k.buildSurrogates(f.s.alloc)
+	k.buildSurrogates(f.s.alloc, topK == 0)
 }
 
 // load loads the items (and their shared caps) without the surrogates, for the LP bounds.
@@ -364,28 +528,10 @@ func (k *intKnapsack) load(f *colFamily, v []float64, counts []int64, topK int) 
 		if v[it.row] <= 0 {
 			continue
 		}
-		g := p.groups[it.g]
-		mk := maxCopies(g.req, f.s.alloc, perNodeCap(g, counts[it.g]))
-		if mk > 0 {
-			k.items = append(k.items, kItem{g: it.g, e: it.e, v: v[it.row], maxk: mk})
-		}
+		k.items = append(k.items, kItem{g: it.g, e: it.e, v: v[it.row], maxk: it.maxk, key: v[it.row] / it.size})
 	}
 	if topK > 0 && len(k.items) > topK {
-		size := func(it kItem) float64 {
-			w := 0.0
-			for d, c := range f.s.alloc {
-				if c > 0 {
-					w += float64(p.groups[it.g].req[d]) / float64(c)
-				}
-			}
-			return w
-		}
-		key := make(map[int]float64, len(k.items))
-		for _, it := range k.items {
-			key[it.g] = it.v / max(size(it), 1e-12)
-		}
-		slices.SortStableFunc(k.items, func(a, b kItem) int { return cmp.Compare(key[b.g], key[a.g]) })
-		k.items = k.items[:topK]
+		k.items = k.selectItems(k.items, topK)
 	}
 	slices.SortStableFunc(k.items, func(a, b kItem) int { return cmp.Compare(b.v, a.v) })
 	k.caps = k.caps[:0]
@@ -403,6 +549,67 @@ func (k *intKnapsack) load(f *colFamily, v []float64, counts []int64, topK int) 
 		k.itemCaps = append(k.itemCaps, idx)
 	}
 	k.capUsed = append(k.capUsed[:0], make([]int64, len(k.caps))...)
+}
+
+// selectItems keeps the topK most promising items: best value per unit of size first, but at
+// most one more member of a shared cap than the cap admits on a node (25 anti-affine groups
+// allowed one pod per node between them would otherwise fill the list with pods of which a
+// pattern can use one), and for each cap its most valuable member as well.
+func (k *intKnapsack) selectItems(items []kItem, topK int) []kItem {
+	p := k.p
+	slices.SortStableFunc(items, func(a, b kItem) int { return cmp.Compare(b.key, a.key) })
+	k.capSeen = k.capSeen[:0]
+	index := func(c *nodeCap) int {
+		for i := range k.capSeen {
+			if k.capSeen[i].c == c {
+				return i
+			}
+		}
+		k.capSeen = append(k.capSeen, capCount{c: c, best: -1})
+		return len(k.capSeen) - 1
+	}
+	for j, it := range items {
+		for _, c := range p.groups[it.g].caps {
+			cc := &k.capSeen[index(c)]
+			if cc.best < 0 || it.v > items[cc.best].v {
+				cc.best = j
+			}
+		}
+	}
+	picked := append(k.picked[:0], make([]bool, len(items))...)
+	top := k.top[:0]
+	take := func(j int) {
+		picked[j] = true
+		top = append(top, items[j])
+		for _, c := range p.groups[items[j].g].caps {
+			k.capSeen[index(c)].n++
+		}
+	}
+	for i := range k.capSeen {
+		if j := k.capSeen[i].best; len(top) < topK && !picked[j] {
+			take(j)
+		}
+	}
+	for j, it := range items {
+		if len(top) >= topK {
+			break
+		}
+		full := picked[j]
+		for _, c := range p.groups[it.g].caps {
+			full = full || k.capSeen[index(c)].n > c.limit
+		}
+		if !full {
+			take(j)
+		}
+	}
+	k.top, k.picked = top, picked
+	return append(items[:0], top...)
+}
+
+type capCount struct {
+	c    *nodeCap
+	n    int64 // members picked
+	best int   // its most valuable member
 }
 
 // relaxedBound is a valid upper bound on the knapsack: the exact LP relaxation when the problem
@@ -543,7 +750,7 @@ func (k *intKnapsack) lpBound(alloc vec) float64 {
 
 // buildSurrogates prepares the weightings: each dimension alone, and all of them together,
 // each normalised by the shape's capacity.
-func (k *intKnapsack) buildSurrogates(alloc vec) {
+func (k *intKnapsack) buildSurrogates(alloc vec, mixtures bool) {
 	p := k.p
 	k.surr = k.surr[:0]
 	var all []float64
@@ -595,6 +802,9 @@ func (k *intKnapsack) buildSurrogates(alloc vec) {
 	// Mixtures of every pair of dimensions: when two resources bind together (cpu and memory,
 	// memory and pod slots), the best surrogate weighs both. Keep the few tightest at the root.
 	single := len(k.surr) - 1
+	if !mixtures {
+		single = 0
+	}
 	for a := 0; a < single; a++ {
 		for b := a + 1; b < single; b++ {
 			for _, t := range []float64{0.2, 0.35, 0.5, 0.65, 0.8} {
@@ -638,48 +848,99 @@ func (k *intKnapsack) bound(i int, value float64) float64 {
 	return value + best
 }
 
-// boundWith is the greedy fractional fill of one surrogate constraint by items i….
+// boundWith bounds what items i… can still add under one surrogate constraint (Σ w_j·x_j ≤ room,
+// x_j ≤ maxk_j) and the shared caps (Σ_{j∈C} x_j ≤ capLeft_C).
+//
+// Without caps the greedy fractional fill by value per weight is the exact LP optimum. With
+// caps a greedy fill is not a bound (a light, dense member can use up a cap that a heavier,
+// more valuable member would have put to better use), so the greedy only finds the critical
+// density λ, where the room runs out, and the bound is the Lagrangian
+//
+//	L(λ) = λ·room + Σ_free maxk_j·(v_j − λ·w_j)⁺ + Σ_C best capLeft_C units of (v_j − λ·w_j)⁺ in C,
+//
+// which is at least the LP optimum for every λ ≥ 0 (weak duality) and equals the greedy fill
+// when no cap binds. An item under several caps counts against its first only: a relaxation.
 func (k *intKnapsack) boundWith(sg *surrogate, i int) float64 {
 	k.capLeft = k.capLeft[:0]
 	for ci, c := range k.caps {
-		k.capLeft = append(k.capLeft, float64(c.limit-k.capUsed[ci]))
+		k.capLeft = append(k.capLeft, float64(max(c.limit-k.capUsed[ci], 0)))
 	}
-	{
-		room := 0.0
-		for d, m := range sg.mu {
-			if m > 0 {
-				room += m * float64(k.free[d])
-			}
+	room := 0.0
+	for d, m := range sg.mu {
+		if m > 0 {
+			room += m * float64(k.free[d])
 		}
-		add := 0.0
-		for _, j := range sg.order {
-			if j < i {
-				continue
-			}
-			it := &k.items[j]
-			limit := float64(it.maxk)
-			for _, ci := range k.itemCaps[j] {
-				limit = min(limit, max(k.capLeft[ci], 0))
-			}
-			if sg.w[j] <= 0 {
-				add += it.v * limit
-				for _, ci := range k.itemCaps[j] {
-					k.capLeft[ci] -= limit
-				}
-				continue
-			}
-			if room <= 0 {
-				break
-			}
-			take := min(limit, room/sg.w[j])
-			add += take * it.v
-			room -= take * sg.w[j]
-			for _, ci := range k.itemCaps[j] {
-				k.capLeft[ci] -= take
-			}
+	}
+	// The greedy fill, caps ignored: its value when no cap can bind, else its critical density.
+	add, left, lambda := 0.0, room, 0.0
+	capped := false
+	for _, j := range sg.order {
+		if j < i {
+			continue
 		}
+		it := &k.items[j]
+		if len(k.itemCaps[j]) > 0 {
+			capped = true
+		}
+		limit := float64(it.maxk)
+		if sg.w[j] <= 0 {
+			add += it.v * limit
+			continue
+		}
+		if left <= 0 {
+			lambda = it.v / sg.w[j]
+			break
+		}
+		take := min(limit, left/sg.w[j])
+		add += take * it.v
+		left -= take * sg.w[j]
+		if left <= 0 {
+			lambda = it.v / sg.w[j]
+		}
+	}
+	if !capped {
 		return add
 	}
+	total := lambda * max(room, 0)
+	// Reduced values of the capped items, gathered per (first) cap.
+	k.red = k.red[:0]
+	for j := i; j < len(k.items); j++ {
+		it := &k.items[j]
+		r := it.v - lambda*sg.w[j]
+		if r <= 0 {
+			continue
+		}
+		if len(k.itemCaps[j]) == 0 {
+			total += r * float64(it.maxk)
+			continue
+		}
+		k.red = append(k.red, capItem{c: k.itemCaps[j][0], r: r, n: float64(it.maxk)})
+	}
+	// Each cap takes its best units first: repeatedly the most valuable member left (caps are
+	// usually one pod per node, so this is one pass).
+	for {
+		bi := -1
+		for xi := range k.red {
+			x := &k.red[xi]
+			if x.n > 0 && k.capLeft[x.c] > 0 && (bi < 0 || x.r > k.red[bi].r) {
+				bi = xi
+			}
+		}
+		if bi < 0 {
+			return total
+		}
+		x := &k.red[bi]
+		take := min(x.n, k.capLeft[x.c])
+		total += take * x.r
+		k.capLeft[x.c] -= take
+		x.n = 0
+	}
+}
+
+// capItem is a capped item's reduced value r and count limit n under cap c, for boundWith.
+type capItem struct {
+	c    int
+	r, n float64
 }
 
 // dfs explores items i… with the current value; it reports true when the node budget ran out.
@@ -732,41 +993,55 @@ func (m *master) pattern(i int, pats []pattern) (pattern, bool) {
 	return pats[m.tag[i]], true
 }
 
-// dropDominated removes a family when another of the same shape is no dearer and accepts every
-// group it accepts: any pattern of the first is a pattern of the second at no more cost, so the
-// LP (and its bound) is unchanged. Usually only each shape's cheapest offering survives.
-func dropDominated(fams []colFamily) []colFamily {
-	out := fams[:0]
+// dropDominated removes a family when another is no dearer, has at least its room in every
+// resource, and accepts every group it accepts: any pattern of the first is a pattern of the
+// second at no more cost, so the LP (and its bound) is unchanged. Across shapes this needs the
+// same pool and no narrow keys (where pods pin labels, the shapes' own values matter). A
+// catalog has many types of one size at different prices (c5, c6i, c7i…), and each has
+// on-demand and spot offerings: most families go, and every pricing round gets cheaper.
+func dropDominated(fams []colFamily, rows int) []colFamily {
+	words := (rows + 63) / 64
+	sets := make([]uint64, len(fams)*words)
 	for i := range fams {
-		dominated := false
+		for _, it := range fams[i].items {
+			sets[i*words+it.row/64] |= 1 << uint(it.row%64)
+		}
+	}
+	covers := func(j, i int) bool {
+		for w := 0; w < words; w++ {
+			if sets[i*words+w]&^sets[j*words+w] != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	dominates := func(j, i int) bool {
+		a, b := &fams[j], &fams[i]
+		if a.price > b.price || (a.price == b.price && j > i) {
+			return false // of equal ones keep the first
+		}
+		if a.s != b.s {
+			if a.s.pool != b.s.pool || len(a.s.narrowKeys) > 0 || len(b.s.narrowKeys) > 0 || !b.s.alloc.fitsIn(a.s.alloc) {
+				return false
+			}
+		}
+		return covers(j, i)
+	}
+	keep := make([]bool, len(fams))
+	for i := range fams {
+		keep[i] = true
 		for j := range fams {
-			if i == j || fams[j].s != fams[i].s || fams[j].price > fams[i].price {
-				continue
-			}
-			if fams[j].price == fams[i].price && j > i {
-				continue // of equal ones keep the first
-			}
-			if len(fams[j].items) >= len(fams[i].items) && coversItems(fams[j].items, fams[i].items) {
-				dominated = true
+			if i != j && dominates(j, i) {
+				keep[i] = false
 				break
 			}
 		}
-		if !dominated {
+	}
+	out := fams[:0]
+	for i := range fams {
+		if keep[i] {
 			out = append(out, fams[i])
 		}
 	}
 	return out
-}
-
-func coversItems(big, small []famItem) bool {
-	have := make(map[int]bool, len(big))
-	for _, it := range big {
-		have[it.g] = true
-	}
-	for _, it := range small {
-		if !have[it.g] {
-			return false
-		}
-	}
-	return true
 }

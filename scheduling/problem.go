@@ -12,12 +12,14 @@ import (
 
 // problem is one solve's working state, built from an Input and thrown away after.
 type problem struct {
-	in     *Input
-	dims   *dims
-	groups []*group
-	pools  []*pool
-	shapes []*shape
-	bins   []*bin
+	// candMemo caches claimCandidates by shape and groups.
+	candMemo map[string]*candidates
+	in       *Input
+	dims     *dims
+	groups   []*group
+	pools    []*pool
+	shapes   []*shape
+	bins     []*bin
 
 	daemons     []*daemon
 	daemonLists []corev1.ResourceList
@@ -158,6 +160,7 @@ func newProblem(in *Input, prefs preferences) (*problem, error) {
 		}
 	}
 	p.buildFits()
+	p.markDominated()
 	p.remaining = make([]int64, len(p.groups))
 	for _, g := range p.groups {
 		p.remaining[g.id] = int64(len(g.pods))

@@ -56,6 +56,9 @@ type shape struct {
 	// narrowKeys are keys other than zone and capacity type for which reqs allows several
 	// values: pods may pin them differently, so mixing pods needs an exact check.
 	narrowKeys []string
+	// dominated: another shape of the pool is as large, as cheap and as welcoming (see
+	// dominance.go); the packers skip it.
+	dominated bool
 }
 
 const maxOfferings = 64

@@ -333,7 +333,7 @@ func (p *problem) applyTopology(in *Input) error {
 	for _, g := range p.groups {
 		for _, c := range g.caps {
 			if c.ids == nil {
-				c.ids = map[int]bool{}
+				c.ids = make([]bool, len(p.groups))
 				for _, m := range c.members {
 					c.ids[m.id] = true
 				}

@@ -138,6 +138,27 @@ func maxCopies(req, free vec, limit int64) int64 {
 	return k
 }
 
+// maxCopiesLeft is maxCopies(req, alloc-used, limit) without building the difference.
+func maxCopiesLeft(req, alloc, used vec, limit int64) int64 {
+	k := limit
+	for i, r := range req {
+		free := alloc[i] - used[i]
+		if r <= 0 {
+			if free < 0 {
+				return 0
+			}
+			continue
+		}
+		if c := free / r; c < k {
+			k = c
+		}
+		if k <= 0 {
+			return 0
+		}
+	}
+	return k
+}
+
 func (a vec) clone() vec { return slices.Clone(a) }
 
 // nonNegative floors every amount at zero.
