@@ -159,9 +159,9 @@ func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
 	type option struct {
 		s     *shape
 		price float64
-		off   nodeplan.Offering
+		off   int // offering index
 	}
-	var opts []option
+	opts := make([]option, 0, len(cands.shapes))
 	growth := p.growth[pl.idx]
 	for _, cs := range cands.shapes {
 		s := cs.s
@@ -172,7 +172,7 @@ func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
 			continue
 		}
 		price, i := s.priceFor(cs.mask)
-		opts = append(opts, option{s: s, price: price, off: s.offerings[i]})
+		opts = append(opts, option{s: s, price: price, off: i})
 	}
 	slices.SortStableFunc(opts, func(a, b option) int {
 		return cmp.Or(cmp.Compare(a.price, b.price), strings.Compare(a.s.it.Name, b.s.it.Name))
@@ -227,7 +227,7 @@ func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
 			TerminationGracePeriod: np.Template.TerminationGracePeriod,
 		},
 		InstanceType: chosen.s.it.Name,
-		Offering:     chosen.off,
+		Offering:     chosen.s.offerings[chosen.off],
 	}
 	return out, true
 }
