@@ -18,7 +18,15 @@ type master struct {
 	xb    []float64
 	surp  []bool // basic column i is the surplus of its row
 	tag   []int  // the caller's name for basic column i (-1: none)
+	// v are the duals, kept up to date by each pivot (a rank-one change, O(g)) and computed
+	// afresh every dualRefresh pivots so rounding cannot accumulate.
+	v       []float64
+	pivots  int
+	d, nz   []float64
+	nzIndex []int
 }
+
+const dualRefresh = 64
 
 // newMaster starts from one pure column per group: the group alone on its best shape.
 func newMaster(n []float64, pure [][]float64, pureCost []float64) *master {
@@ -33,13 +41,15 @@ func newMaster(n []float64, pure [][]float64, pureCost []float64) *master {
 		m.xb[i] = n[i] / q
 		m.tag[i] = i
 	}
+	m.v = make([]float64, g)
+	m.refreshDuals()
 	return m
 }
 
-// duals returns v = c_B·B⁻¹.
-func (m *master) duals(v []float64) {
-	// Row by row: binv is stored by rows, and this is the hottest loop of column generation.
-	clear(v[:m.g])
+func (m *master) refreshDuals() {
+	v := m.v
+	clear(v)
+	// Row by row: binv is stored by rows.
 	for i, c := range m.costs {
 		if c == 0 {
 			continue
@@ -49,6 +59,11 @@ func (m *master) duals(v []float64) {
 			v[j] += c * x
 		}
 	}
+}
+
+// duals returns v = c_B·B⁻¹.
+func (m *master) duals(v []float64) {
+	copy(v, m.v)
 }
 
 func (m *master) objective() float64 {
@@ -62,11 +77,20 @@ func (m *master) objective() float64 {
 // enter pivots a column (coverage col, cost) into the basis. It reports false when the column
 // cannot enter (the ratio test finds no leaving row: numerically degenerate).
 func (m *master) enter(col []float64, cost float64, surplus bool, tag int) bool {
-	d := make([]float64, m.g)
+	// d = B⁻¹·col, over col's few non-zeros.
+	m.nzIndex = m.nzIndex[:0]
+	for j, x := range col {
+		if x != 0 {
+			m.nzIndex = append(m.nzIndex, j)
+		}
+	}
+	m.d = append(m.d[:0], make([]float64, m.g)...)
+	d := m.d
 	for i := 0; i < m.g; i++ {
+		row := m.binv[i]
 		s := 0.0
-		for j := 0; j < m.g; j++ {
-			s += m.binv[i][j] * col[j]
+		for _, j := range m.nzIndex {
+			s += row[j] * col[j]
 		}
 		d[i] = s
 	}
@@ -80,6 +104,16 @@ func (m *master) enter(col []float64, cost float64, surplus bool, tag int) bool 
 	}
 	if leave < 0 {
 		return false
+	}
+	// The duals change by (cost − v·col)/d_leave times the leaving row of B⁻¹ (before it is
+	// scaled): v' = c'_B·B'⁻¹ works out to exactly that.
+	va := 0.0
+	for _, j := range m.nzIndex {
+		va += m.v[j] * col[j]
+	}
+	step := (cost - va) / d[leave]
+	for j, x := range m.binv[leave] {
+		m.v[j] += step * x
 	}
 	inv := 1 / d[leave]
 	lr := m.binv[leave]
@@ -105,6 +139,9 @@ func (m *master) enter(col []float64, cost float64, surplus bool, tag int) bool 
 	m.costs[leave] = cost
 	m.surp[leave] = surplus
 	m.tag[leave] = tag
+	if m.pivots++; m.pivots%dualRefresh == 0 {
+		m.refreshDuals()
+	}
 	return true
 }
 

@@ -329,7 +329,18 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 	thetaAt := func(w []float64) float64 {
 		copy(vp, w)
 		quickOrder()
+		// Start from the best ratio a known pattern reaches at w (θ is at least that): every
+		// family whose bound does not exceed it is settled without a search.
 		theta := 1.0
+		for i := range last {
+			if pat := &last[i]; pat.s != nil {
+				val := 0.0
+				for _, x := range pat.placed {
+					val += w[rowOf[x.g]] * float64(x.k)
+				}
+				theta = max(theta, val/fams[i].price)
+			}
+		}
 		for _, i := range order {
 			if bound[i] <= theta {
 				break
