@@ -72,7 +72,7 @@ func (p *problem) fit(s *shape, g int) (fitEntry, bool) {
 // filled in (first-fit decreasing by worth, which tracks size across dimensions).
 func (p *problem) orderFits() {
 	for s := range p.byShape {
-		slices.SortStableFunc(p.byShape[s], func(a, b fitEntry) int {
+		slices.SortFunc(p.byShape[s], func(a, b fitEntry) int { // a total order: by value, then group
 			ga, gb := p.groups[a.g], p.groups[b.g]
 			return cmp.Or(cmp.Compare(gb.value, ga.value), cmp.Compare(a.g, b.g))
 		})
@@ -127,6 +127,7 @@ type nodeCap struct {
 	limit    int64
 	members  []*group
 	ids      []bool // by group id: members
+	idx      int    // its number in the problem, 0…ncaps-1
 	existing map[string]int64
 }
 

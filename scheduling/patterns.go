@@ -215,7 +215,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 			bound[i] = ks.upperBound(&fams[i], vp, ratio) / fams[i].price
 			ks.work += len(fams[i].items)
 		}
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(bound[b], bound[a]), cmp.Compare(a, b)) })
+		slices.SortFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(bound[b], bound[a]), cmp.Compare(a, b)) })
 	}
 	duals := func() int {
 		m.duals(v)
@@ -250,7 +250,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 				cs = append(cs, cand{i, r})
 			}
 		}
-		slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(b.r, a.r) })
+		slices.SortFunc(cs, func(a, b cand) int { return cmp.Or(cmp.Compare(b.r, a.r), cmp.Compare(a.i, b.i)) })
 		var out []pattern
 		for _, c := range cs[:min(len(cs), cgColumns)] {
 			out = append(out, last[c.i])
@@ -438,6 +438,7 @@ type intKnapsack struct {
 	best0    []float64
 	top      []kItem
 	red      []capItem
+	slot     []int // by nodeCap.idx: its index in caps, or -1
 	capSeen  []capCount
 	picked   []bool
 }
@@ -531,12 +532,16 @@ func (k *intKnapsack) solve(f *colFamily, v []float64, counts []int64, budget, t
 // not the best one.
 func (k *intKnapsack) prepare(f *colFamily, v []float64, counts []int64, topK int) {
 	k.load(f, v, counts, topK)
+	// The search takes the items most valuable first.
+	// (Every comparison here breaks ties by group, a total order: pdqsort is then as
+	// deterministic as a stable sort, and faster.)
+	slices.SortFunc(k.items, func(a, b kItem) int { return cmp.Or(cmp.Compare(b.v, a.v), cmp.Compare(a.g, b.g)) })
+	k.indexCaps()
 	k.buildSurrogates(f.s.alloc, topK == 0)
 }
 
 // load loads the items (and their shared caps) without the surrogates, for the LP bounds.
 func (k *intKnapsack) load(f *colFamily, v []float64, counts []int64, topK int) {
-	p := k.p
 	k.items = k.items[:0]
 	for _, it := range f.items {
 		if v[it.row] <= 0 {
@@ -547,20 +552,36 @@ func (k *intKnapsack) load(f *colFamily, v []float64, counts []int64, topK int) 
 	if topK > 0 && len(k.items) > topK {
 		k.items = k.selectItems(k.items, topK)
 	}
-	slices.SortStableFunc(k.items, func(a, b kItem) int { return cmp.Compare(b.v, a.v) })
+	k.indexCaps()
+}
+
+// indexCaps numbers the shared caps of the loaded items, 0…len(k.caps)-1, and lists each
+// item's.
+func (k *intKnapsack) indexCaps() {
+	p := k.p
+	if len(k.slot) < p.ncaps {
+		k.slot = make([]int, p.ncaps)
+		for i := range k.slot {
+			k.slot[i] = -1
+		}
+	}
 	k.caps = k.caps[:0]
 	k.itemCaps = k.itemCaps[:0]
 	for _, it := range k.items {
 		var idx []int
 		for _, c := range p.groups[it.g].caps {
-			i := slices.Index(k.caps, c)
+			i := k.slot[c.idx]
 			if i < 0 {
 				i = len(k.caps)
+				k.slot[c.idx] = i
 				k.caps = append(k.caps, c)
 			}
 			idx = append(idx, i)
 		}
 		k.itemCaps = append(k.itemCaps, idx)
+	}
+	for _, c := range k.caps {
+		k.slot[c.idx] = -1
 	}
 	k.capUsed = append(k.capUsed[:0], make([]int64, len(k.caps))...)
 }
@@ -571,7 +592,7 @@ func (k *intKnapsack) load(f *colFamily, v []float64, counts []int64, topK int) 
 // pattern can use one), and for each cap its most valuable member as well.
 func (k *intKnapsack) selectItems(items []kItem, topK int) []kItem {
 	p := k.p
-	slices.SortStableFunc(items, func(a, b kItem) int { return cmp.Compare(b.key, a.key) })
+	slices.SortFunc(items, func(a, b kItem) int { return cmp.Or(cmp.Compare(b.key, a.key), cmp.Compare(a.g, b.g)) })
 	k.capSeen = k.capSeen[:0]
 	index := func(c *nodeCap) int {
 		for i := range k.capSeen {
@@ -785,7 +806,7 @@ func (k *intKnapsack) buildSurrogates(alloc vec, mixtures bool) {
 			}
 			return k.items[j].v / sg.w[j]
 		}
-		slices.SortStableFunc(sg.order, func(a, b int) int { return cmp.Compare(dens(b), dens(a)) })
+		slices.SortFunc(sg.order, func(a, b int) int { return cmp.Or(cmp.Compare(dens(b), dens(a)), cmp.Compare(a, b)) })
 		k.surr = append(k.surr, sg)
 	}
 	for d, c := range alloc {

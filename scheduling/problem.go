@@ -14,12 +14,14 @@ import (
 type problem struct {
 	// candMemo caches claimCandidates by shape and groups.
 	candMemo map[string]*candidates
-	in       *Input
-	dims     *dims
-	groups   []*group
-	pools    []*pool
-	shapes   []*shape
-	bins     []*bin
+	// ncaps counts the shared per-node caps (nodeCap.idx).
+	ncaps  int
+	in     *Input
+	dims   *dims
+	groups []*group
+	pools  []*pool
+	shapes []*shape
+	bins   []*bin
 
 	daemons     []*daemon
 	daemonLists []corev1.ResourceList

@@ -337,6 +337,8 @@ func (p *problem) applyTopology(in *Input) error {
 				for _, m := range c.members {
 					c.ids[m.id] = true
 				}
+				c.idx = p.ncaps
+				p.ncaps++
 			}
 		}
 	}
