@@ -11,6 +11,9 @@ import (
 //     of a pattern is often part-empty);
 //  2. merge: two nodes whose pods fit together in a shape cheaper than the pair become one (or
 //     one at the same price: fewer nodes, less DaemonSet overhead);
+//  3. absorb: a small node's pods move into the spare room of others;
+//  4. move (small plans): some pods of one group move from one node to another when the two,
+//     each re-sized, then cost less — 7+1 pods on an 8xl and a large become 4+4 on two 2xl;
 //
 // until a round changes nothing or the round budget is spent. Both moves only ever lower the
 // cost, so the search cannot make a plan worse.
@@ -25,7 +28,8 @@ func (p *problem) improve(claims []*claim, rounds int) []*claim {
 		var merged, absorbed bool
 		claims, absorbed = p.absorbPass(claims)
 		claims, merged = p.mergePass(claims)
-		if !changed && !merged && !absorbed {
+		moved := p.movePass(claims)
+		if !changed && !merged && !absorbed && !moved {
 			break
 		}
 	}
@@ -311,3 +315,131 @@ const (
 	absorbMaxPods = 8
 	absorbSources = 256
 )
+
+// moveLimit is the most nodes a plan may have for movePass to run, and moveCandidates how many
+// of the least efficient it pairs up: the pass is quadratic in them.
+const (
+	moveLimit      = 200
+	moveCandidates = 32
+)
+
+// movePass tries, for pairs of the least efficient nodes, moving some of the first's pods to
+// the second, each node re-sized to the cheapest shape that holds what it then has; it applies
+// the best move per pair that lowers their total price.
+func (p *problem) movePass(claims []*claim) bool {
+	if len(claims) > moveLimit {
+		return false
+	}
+	idx := make([]int, len(claims))
+	for i := range idx {
+		idx[i] = i
+	}
+	eff := func(c *claim) float64 { return c.value / c.price() }
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(eff(claims[a]), eff(claims[b])) })
+	idx = idx[:min(len(idx), moveCandidates)]
+	slices.Sort(idx)
+	changed := false
+	for _, a := range idx {
+		for _, b := range idx {
+			if a == b || claims[a].shape.pool != claims[b].shape.pool {
+				continue
+			}
+			if p.tryMove(claims, a, b) {
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+// tryMove looks for a move from claims[a] to claims[b] and applies the best that pays. The
+// moves tried are the prefixes of a's pods taken one at a time, largest first and then
+// smallest first (a's pods may be of several groups: 7 pods on an 8xl become 4 and 3 only by
+// moving three together).
+func (p *problem) tryMove(claims []*claim, a, b int) bool {
+	ca, cb := claims[a], claims[b]
+	before := ca.price() + cb.price()
+	pl := ca.shape.pool
+	var units []int // group ids, one per pod
+	for _, x := range ca.placed {
+		for range min(x.k, moveUnits) {
+			units = append(units, x.g)
+		}
+	}
+	if len(units) < 2 || len(units) > 2*moveUnits {
+		return false
+	}
+	size := func(g int) int64 { return p.groups[g].req[dimCPU] + p.groups[g].req[dimMemory]>>20 }
+	type move struct {
+		sa, sb        *shape
+		ma, mb        uint64
+		pa, pb        []placement
+		ua, ub        vec
+		va, vb, price float64
+	}
+	var best *move
+	for _, dir := range []int{-1, 1} {
+		slices.SortStableFunc(units, func(x, y int) int { return dir * cmp.Compare(size(x), size(y)) })
+		pa, pb := slices.Clone(ca.placed), slices.Clone(cb.placed)
+		ua, ub := ca.used.clone(), cb.used.clone()
+		va, vb := ca.value, cb.value
+		for _, g := range units[:len(units)-1] {
+			gr := p.groups[g]
+			pa = addPlacement(pa, g, -1)
+			pb = addPlacement(pb, g, 1)
+			ua.addScaled(gr.req, -1)
+			ub.addScaled(gr.req, 1)
+			va -= gr.value
+			vb += gr.value
+			limit := before
+			if best != nil {
+				limit = best.price
+			}
+			sb, mb, prb, ok := p.bestShapeFor(cb, pb, ub, limit)
+			if !ok {
+				continue
+			}
+			sa, ma, pra, ok := p.bestShapeFor(ca, dropEmpty(pa), ua, limit-prb)
+			if !ok || pra+prb >= limit*(1-1e-9) || !swapsWithinLimits(pl, ca.shape, sa, cb.shape, sb) {
+				continue
+			}
+			best = &move{sa: sa, sb: sb, ma: ma, mb: mb, pa: dropEmpty(pa), pb: slices.Clone(pb),
+				ua: ua.clone(), ub: ub.clone(), va: va, vb: vb, price: pra + prb}
+		}
+	}
+	if best == nil {
+		return false
+	}
+	pl.used.sub(ca.shape.capacity)
+	pl.used.sub(cb.shape.capacity)
+	pl.used.add(best.sa.capacity)
+	pl.used.add(best.sb.capacity)
+	claims[a] = &claim{shape: best.sa, mask: best.ma, used: best.ua, placed: best.pa, value: best.va}
+	claims[b] = &claim{shape: best.sb, mask: best.mb, used: best.ub, placed: best.pb, value: best.vb}
+	return true
+}
+
+// moveUnits bounds the pods per group, and twice it the pods per node, that movePass moves.
+const moveUnits = 8
+
+// dropEmpty returns the placements of at least one pod, in a new slice.
+func dropEmpty(pl []placement) []placement {
+	out := make([]placement, 0, len(pl))
+	for _, x := range pl {
+		if x.k > 0 {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// swapsWithinLimits reports whether re-sizing two nodes at once (from1→to1, from2→to2) keeps
+// the pool within its limits.
+func swapsWithinLimits(pl *pool, from1, to1, from2, to2 *shape) bool {
+	for i, lim := range pl.limited {
+		if lim && pl.used[i]-from1.capacity[i]-from2.capacity[i]+to1.capacity[i]+to2.capacity[i] > pl.limit[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -99,6 +99,9 @@ const (
 	cgMinIterations = 25
 	knapsackNode    = 4000
 	knapsackQuick   = 1000
+	// bothBounds is the most rows for which an unconverged LP's bound is proved at both the
+	// final and the average duals.
+	bothBounds = 100
 	// cgColumns is how many improving columns a pricing round enters at most.
 	cgColumns = 4
 	// pricingItems is how many groups a pricing search considers per family; exactItems the
@@ -293,6 +296,21 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 				found = append(found, pat)
 			}
 		}
+		if len(found) == 0 && n <= bothBounds {
+			// Nothing at the quick effort: before calling the LP solved, a small one gets a
+			// round at full effort (every item, the larger search budget).
+			for _, i := range order {
+				if bound[i] <= 1+tol || len(found) >= cgColumns {
+					break
+				}
+				f := &fams[i]
+				pat, val, _ := ks.solve(f, vp, counts, knapsackNode, 0)
+				if val/f.price > 1+tol {
+					last[i] = pat
+					found = append(found, pat)
+				}
+			}
+		}
 	enter:
 		for i, x := range vp {
 			vsum[i] += x
@@ -362,6 +380,9 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 			}
 			theta = max(theta, upper/f.price)
 		}
+		if theta < 1+1e-9 {
+			theta = 1 // converged: rounding noise must not rescale the values
+		}
 		return theta
 	}
 	lbAt := func(w []float64, theta float64) float64 {
@@ -385,12 +406,23 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 			avg[i] = vsum[i] / float64(nsum)
 		}
 	}
-	if avg != nil {
-		bestV = avg
-	}
-	if proveBound {
+	switch {
+	case proveBound && avg != nil && n <= bothBounds:
+		// Few rows: proving the bound twice is cheap; keep whichever duals prove more.
+		bestTheta = thetaAt(bestV)
+		lb := lbAt(bestV, bestTheta)
+		if th := thetaAt(avg); lbAt(avg, th) > lb {
+			bestV, bestTheta, lb = avg, th, lbAt(avg, th)
+		}
+		res.lb = max(lb, 0)
+	case proveBound:
+		if avg != nil {
+			bestV = avg
+		}
 		bestTheta = thetaAt(bestV)
 		res.lb = max(lbAt(bestV, bestTheta), 0)
+	case avg != nil:
+		bestV = avg
 	}
 	for r, g := range rows {
 		res.values[g] = bestV[r] / bestTheta
