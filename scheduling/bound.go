@@ -11,7 +11,7 @@ import "math"
 // every such pod needs; the smaller of the two is subtracted.
 func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 	cg := p.columnGeneration(counts, p.shapes)
-	if p.in.Options.SkipLowerBound {
+	if p.in.Options.SkipLowerBound || p.noProof {
 		return 0, cg
 	}
 	total := cg.lb

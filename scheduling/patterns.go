@@ -125,7 +125,7 @@ func (p *problem) cgBudget(pods int64) int {
 // shapes. When integer is false, pricing is fractional (a weaker bound that treats pods as
 // divisible), used where patterns are not needed.
 func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
-	proveBound := !p.in.Options.SkipLowerBound
+	proveBound := !p.in.Options.SkipLowerBound && !p.noProof
 	res := cgResult{values: make([]float64, len(p.groups))}
 	rowOf := make([]int, len(p.groups))
 	var rows []int
@@ -202,7 +202,15 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
 			}
 		}
 	}
-	m := newMaster(need, pure, pureCost)
+	// The master's right-hand side is perturbed a little, differently per row: with whole pod
+	// counts many basic variables sit at zero together, and degenerate pivots can cycle
+	// without end (seen on a 10-row problem with per-node caps). The bound below uses the true
+	// counts.
+	perturbed := make([]float64, n)
+	for r := range need {
+		perturbed[r] = need[r] + 1e-6*float64(r+1)/float64(n)
+	}
+	m := newMaster(perturbed, pure, pureCost)
 	pats := slices.Clone(purePat)
 	v := make([]float64, n)
 	vp := make([]float64, n)

@@ -15,7 +15,12 @@ type problem struct {
 	// candMemo caches claimCandidates by shape and groups.
 	candMemo map[string]*candidates
 	// ncaps counts the shared per-node caps (nodeCap.idx).
-	ncaps  int
+	ncaps int
+	// relaxable: applyTopology split or pinned groups, or capped them by a hostname spread,
+	// so a bound proved on this problem would hold only for plans made the same way; the
+	// bound is proved on the relaxed problem instead (relaxedBound), and noProof spares this
+	// one the work.
+	relaxable, noProof bool
 	in     *Input
 	dims   *dims
 	groups []*group
@@ -281,6 +286,9 @@ type preferences struct {
 	// largestFirst fills existing room with the largest pods (cpu, then memory) rather than
 	// the most valuable: the alternative tried on small inputs (see solveWithPreferences).
 	largestFirst bool
+	// relaxTopology builds the problem the lower bound is proved on (see relaxedBound): the
+	// constraints the solver meets by splitting and pinning groups are left out.
+	relaxTopology bool
 }
 
 // untolerated is nodeplan.UntoleratedTaint, with PreferNoSchedule taints blocking too when this

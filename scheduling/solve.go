@@ -37,6 +37,9 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	for _, g := range p.groups {
 		counts[g.id] = int64(len(g.pods))
 	}
+	// Where groups were split or pinned for topology, the bound is proved on the relaxed
+	// problem after the plan (relaxedBound); this one needs only its values.
+	p.noProof = p.relaxable
 	var lb float64
 	var global cgResult
 	if in.Options.SkipLowerBound {
@@ -137,11 +140,45 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 			counts[g.id] -= p.remaining[g.id]
 		}
 	}
-	if unplaced && !in.Options.SkipLowerBound {
+	switch {
+	case in.Options.SkipLowerBound:
+	case p.relaxable:
+		if lb, err = relaxedBound(in, prefs, res); err != nil {
+			return Result{}, err
+		}
+	case unplaced:
 		lb, _ = p.lowerBound(counts)
 	}
 	res.LowerBound = lb
 	return res, nil
+}
+
+// relaxedBound proves the lower bound for res's placed pods on the problem without the
+// constraints the solver meets by splitting groups over zones, pinning them to domains or
+// capping them per node by a hostname spread. Proved on the split problem, the bound would
+// hold only for plans that spread the pods the same way (three pods with maxSkew 2 over three
+// zones need two zones, not three), and it would report a plan optimal that is not. Left out,
+// those constraints can only lower the bound: it is valid for every plan.
+func relaxedBound(in *Input, prefs preferences, res Result) (float64, error) {
+	prefs.relaxTopology = true
+	rp, err := newProblem(in, prefs)
+	if err != nil {
+		return 0, err
+	}
+	out := make(map[string]bool, len(res.Unschedulable))
+	for _, u := range res.Unschedulable {
+		out[u.Pod] = true
+	}
+	counts := make([]int64, len(rp.groups))
+	for _, g := range rp.groups {
+		for _, k := range g.keys {
+			if !out[k] {
+				counts[g.id]++
+			}
+		}
+	}
+	lb, _ := rp.lowerBound(counts)
+	return lb, nil
 }
 
 func sum(xs []int64) int64 {

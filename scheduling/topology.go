@@ -185,9 +185,16 @@ func (p *problem) applyTopology(in *Input) error {
 	if !any {
 		return nil
 	}
+	// For the bound (relaxTopology) only what holds for every plan the same way stays: the
+	// hostname anti-affinity below. Zone constraints are met by splitting and pinning groups
+	// one particular way, and hostname spread depends on the nodes a plan has.
+	relax := p.prefs.relaxTopology
 	// Pass 1: everything over non-hostname keys, which may pin or split groups.
 	groups := slices.Clone(p.groups)
 	for _, g := range groups {
+		if relax {
+			break
+		}
 		t := topo[g]
 		// Symmetry: domains where a running pod's anti-affinity selects this group.
 		for _, r := range repels {
@@ -199,11 +206,13 @@ func (p *problem) applyTopology(in *Input) error {
 				continue
 			}
 			if v, ok := r.at.labels[r.term.key]; ok {
+				p.relaxable = true
 				p.exclude(g, r.term.key, v)
 			}
 		}
 		for i := range t.anti {
 			if t.anti[i].key != nodeplan.LabelHostname {
+				p.relaxable = true
 				p.applyZoneAnti(g, &t.anti[i], running)
 			}
 		}
@@ -221,6 +230,9 @@ func (p *problem) applyTopology(in *Input) error {
 		t := topo[g]
 		for i := range t.spreads {
 			s := &t.spreads[i]
+			if !relax {
+				p.relaxable = true
+			}
 			sig := spreadSignature(g, s)
 			f, ok := index[sig]
 			if !ok {
@@ -260,24 +272,35 @@ func (p *problem) applyTopology(in *Input) error {
 	// may pin); then the spreads of groups with affinity, within their pins.
 	hasAffinity := func(f *family) bool { return len(topo[f.members[0]].affinity) > 0 }
 	for _, f := range fams {
-		if f.s.term.key != nodeplan.LabelHostname && !hasAffinity(f) {
+		if f.s.term.key != nodeplan.LabelHostname && !hasAffinity(f) && !relax {
 			splitFamily(f)
 		}
 	}
 	for _, g := range slices.Clone(p.groups) {
 		t := topo[g]
 		for i := range t.affinity {
+			if relax {
+				break
+			}
+			p.relaxable = true
 			p.applyAffinity(g, &t.affinity[i], running, topo)
 		}
 	}
 	for _, f := range fams {
-		if f.s.term.key != nodeplan.LabelHostname && hasAffinity(f) {
+		if f.s.term.key != nodeplan.LabelHostname && hasAffinity(f) && !relax {
 			splitFamily(f)
+		}
+	}
+	if relax {
+		for _, f := range fams {
+			if f.s.term.key != nodeplan.LabelHostname {
+				p.relaxedSpreadCap(f.members, f.s, running)
+			}
 		}
 	}
 	// Pass 2: hostname constraints become caps, conflicts and nodes to avoid.
 	for _, f := range fams {
-		if f.s.term.key != nodeplan.LabelHostname {
+		if f.s.term.key != nodeplan.LabelHostname || relax {
 			continue
 		}
 		c := &nodeCap{limit: int64(f.s.maxSkew), existing: map[string]int64{}}
@@ -391,6 +414,8 @@ func (p *problem) domains(g *group, key string) map[string]float64 {
 
 // domainsFor is domains for the given alternatives; with honorTaints false, pools whose taints
 // the group does not tolerate count too (a spread's domains under nodeTaintsPolicy Ignore).
+// withBins adds existing nodes: with mustFit, those the group may go to; without, every node
+// a spread counts (its labels match the alternatives; its taints matter only if honoured).
 func (p *problem) domainsFor(g *group, alts []nodeplan.Requirements, key string, honorTaints, mustFit, withBins bool) map[string]float64 {
 	out := map[string]float64{}
 	note := func(v string, price float64) {
@@ -433,7 +458,27 @@ func (p *problem) domainsFor(g *group, alts []nodeplan.Requirements, key string,
 			}
 		}
 	}
-	if withBins || len(out) == 0 {
+	switch {
+	case withBins && !mustFit:
+		// Counting, as kube-scheduler does: every node with the key whose labels the pod's
+		// node affinity (alts) accepts, and, only when the policy honours taints, that the
+		// pod tolerates — whether or not the pod fits there or may go there today.
+		for _, b := range p.bins {
+			v, ok := b.labels[key]
+			if !ok {
+				continue
+			}
+			if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, b.taints); blocked && honorTaints {
+				continue
+			}
+			for _, alt := range alts {
+				if b.reqs.Compatible(alt) == nil {
+					note(v, 0)
+					break
+				}
+			}
+		}
+	case withBins || len(out) == 0:
 		for _, b := range p.bins {
 			if v, ok := b.labels[key]; ok && b.admits(g) {
 				note(v, 0)
@@ -611,6 +656,49 @@ func (p *problem) applyZoneAnti(g *group, a *podTerm, running []existingPod) {
 	}
 	p.splitInto(g, a.key, vals, parts, &blockInfo{ReasonPodAntiAffinity,
 		fmt.Sprintf("pod anti-affinity on %s: every domain already has a pod matching %s (%s)", a.key, a.sel, fmtCounts(counts, vals))})
+}
+
+// relaxedSpreadCap gives the bound's relaxed problem what a spread over zones (or any key but
+// the hostname) implies for every plan, without choosing a split: with n matching pods over Z
+// counted domains, the fullest domain holds at most M = ⌊(n + (Z−1)·maxSkew)/Z⌋ of them (it
+// holds at most min+maxSkew, and the other Z−1 at least min each), so no node holds more. n
+// counts every running pod the selector matches, which can only raise M; Z counts the same
+// domains the split does.
+func (p *problem) relaxedSpreadCap(members []*group, s *spreadC, running []existingPod) {
+	doms := map[string]bool{}
+	n := 0
+	for _, g := range members {
+		alts := g.nodeAlts
+		if !s.honorAffinity {
+			alts = []nodeplan.Requirements{{}}
+		}
+		for v := range p.domainsFor(g, alts, s.term.key, s.honorTaints, false, true) {
+			doms[v] = true
+		}
+		if s.term.matches(g.rep) {
+			n += len(g.pods)
+		}
+	}
+	for _, e := range running {
+		if s.term.matches(e.pod) {
+			n++
+		}
+	}
+	z := len(doms)
+	if z == 0 || s.maxSkew <= 0 {
+		return
+	}
+	m := (n + (z-1)*s.maxSkew) / z
+	if m >= n {
+		return // no cap below what the pods are anyway
+	}
+	c := &nodeCap{limit: int64(m)}
+	for _, g := range members {
+		if s.term.matches(g.rep) {
+			c.members = append(c.members, g)
+			g.caps = append(g.caps, c)
+		}
+	}
 }
 
 // splitSpread splits a family of groups sharing one non-hostname spread constraint over its
