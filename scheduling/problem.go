@@ -14,6 +14,8 @@ import (
 type problem struct {
 	// candMemo caches claimCandidates by shape and groups.
 	candMemo map[string]*candidates
+	// base is the grouping of the pending pods before topology split any group.
+	base []*group
 	// ncaps counts the shared per-node caps (nodeCap.idx).
 	ncaps int
 	// relaxable: applyTopology split or pinned groups, or capped them by a hostname spread,
@@ -21,12 +23,12 @@ type problem struct {
 	// bound is proved on the relaxed problem instead (relaxedBound), and noProof spares this
 	// one the work.
 	relaxable, noProof bool
-	in     *Input
-	dims   *dims
-	groups []*group
-	pools  []*pool
-	shapes []*shape
-	bins   []*bin
+	in                 *Input
+	dims               *dims
+	groups             []*group
+	pools              []*pool
+	shapes             []*shape
+	bins               []*bin
 
 	daemons     []*daemon
 	daemonLists []corev1.ResourceList
@@ -80,14 +82,30 @@ func (e *InputError) Error() string { return fmt.Sprintf("scheduling: %s: %v", e
 func (e *InputError) Unwrap() error { return e.Err }
 
 func newProblem(in *Input, prefs preferences) (*problem, error) {
+	return newProblemGrouped(in, prefs, nil)
+}
+
+// newProblemGrouped is newProblem with the pending pods already grouped (base, as saved in
+// problem.base by an earlier newProblem on the same input); nil groups them.
+func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, error) {
 	p := &problem{in: in, dims: newDims(), limitHit: map[int]map[int]bool{}, prefs: prefs}
-	var pending []*corev1.Pod
-	for _, pod := range in.Pods {
-		if pod.Spec.NodeName == "" {
-			pending = append(pending, pod)
+	if base == nil {
+		var pending []*corev1.Pod
+		for _, pod := range in.Pods {
+			if pod.Spec.NodeName == "" {
+				pending = append(pending, pod)
+			}
 		}
+		base = groupPods(pending, selectorKeys(in), in.VolumeZones)
 	}
-	p.groups = groupPods(pending, selectorKeys(in), in.VolumeZones)
+	// Later steps split and annotate groups: keep the plain grouping (pods and keys are only
+	// read, so they are shared).
+	p.base = make([]*group, len(base))
+	p.groups = make([]*group, len(base))
+	for i, g := range base {
+		p.base[i] = &group{id: g.id, rep: g.rep, pods: g.pods, keys: g.keys}
+		p.groups[i] = &group{id: g.id, rep: g.rep, pods: g.pods, keys: g.keys}
+	}
 	reqLists := make([]corev1.ResourceList, len(p.groups))
 	for i, g := range p.groups {
 		reqLists[i] = nodeplan.PodRequests(g.rep)

@@ -143,7 +143,7 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	switch {
 	case in.Options.SkipLowerBound:
 	case p.relaxable:
-		if lb, err = relaxedBound(in, prefs, res); err != nil {
+		if lb, err = relaxedBound(in, prefs, p.base, res); err != nil {
 			return Result{}, err
 		}
 	case unplaced:
@@ -159,9 +159,9 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 // hold only for plans that spread the pods the same way (three pods with maxSkew 2 over three
 // zones need two zones, not three), and it would report a plan optimal that is not. Left out,
 // those constraints can only lower the bound: it is valid for every plan.
-func relaxedBound(in *Input, prefs preferences, res Result) (float64, error) {
+func relaxedBound(in *Input, prefs preferences, base []*group, res Result) (float64, error) {
 	prefs.relaxTopology = true
-	rp, err := newProblem(in, prefs)
+	rp, err := newProblemGrouped(in, prefs, base)
 	if err != nil {
 		return 0, err
 	}
