@@ -272,7 +272,7 @@ func (p *problem) claimCandidates(c *claim) *candidates {
 	for _, s := range c.shape.pool.shapes {
 		fits := true
 		for _, x := range c.placed {
-			if _, ok := p.fit(s, x.g); !ok {
+			if _, ok := p.fitAny(s, x.g); !ok {
 				fits = false
 				break
 			}
@@ -289,6 +289,18 @@ func (p *problem) claimCandidates(c *claim) *candidates {
 	}
 	p.candMemo[string(b)] = cs
 	return cs
+}
+
+// fitAny is fit, or, for groups the packer never fits itself (those placed with a partner
+// group by placeWith), the check fitOnShape makes.
+func (p *problem) fitAny(s *shape, g int) (fitEntry, bool) {
+	if e, ok := p.fit(s, g); ok {
+		return e, true
+	}
+	if p.groups[g].with != nil {
+		return p.fitOnShape(p.groups[g], s)
+	}
+	return fitEntry{}, false
 }
 
 func withinGrowth(growth, from, to vec) bool {

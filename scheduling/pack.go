@@ -390,7 +390,7 @@ func (p *problem) limitCopies(pl *pool, s *shape, k int64) int64 {
 func (p *problem) claimReqs(c *claim) nodeplan.Requirements {
 	rs := c.shape.pool.desc
 	for _, x := range c.placed {
-		e, _ := p.fit(c.shape, x.g)
+		e, _ := p.fitAny(c.shape, x.g)
 		rs = rs.Intersect(p.groups[x.g].alts[e.alt])
 	}
 	return rs

@@ -25,8 +25,16 @@ type spreadPart struct {
 	domain string
 }
 
-// enforceTopology takes back pods that would break a spread or have no affinity partner.
+// enforceTopology takes back pods that would break a spread or have no affinity partner,
+// until neither check takes any (taking back a spread's pods can orphan an affinity's).
 func (p *problem) enforceTopology() {
+	for p.enforceOnce() {
+	}
+}
+
+// enforceOnce runs both checks once and reports whether it took any pod back.
+func (p *problem) enforceOnce() bool {
+	before := sum(p.remaining)
 	for _, g := range p.groups {
 		pr := g.partner
 		if pr == nil || p.placed(g) == 0 {
@@ -82,6 +90,7 @@ func (p *problem) enforceTopology() {
 			}
 		}
 	}
+	return sum(p.remaining) != before
 }
 
 // placed returns how many of g's pods this solve has placed so far.

@@ -632,6 +632,38 @@ func (p *problem) applyZoneAnti(g *group, a *podTerm, running []existingPod) {
 	if len(taken) > 0 {
 		p.exclude(g, a.key, sortedSet(taken)...)
 	}
+	// Other pending groups the term selects must end up in other domains than g's pods. g
+	// takes its cheapest domain (one per pod when it repels itself, below) and the others
+	// lose those domains: a valid choice, not always the cheapest.
+	var others []*group
+	for _, h := range p.groups {
+		if h.rep != g.rep && a.matches(h.rep) {
+			others = append(others, h)
+		}
+	}
+	if len(others) > 0 && !a.matches(g.rep) {
+		if vals := byPrice(p.domains(g, a.key)); len(vals) > 0 {
+			parts := make([]int, len(vals))
+			parts[0] = len(g.pods)
+			p.splitInto(g, a.key, vals, parts, nil)
+		}
+	}
+	defer func() {
+		var mine []string
+		for _, h := range p.groups {
+			if h.rep == g.rep && h.blocked == nil {
+				if v := pinnedTo(h, a.key); v != "" && !slices.Contains(mine, v) {
+					mine = append(mine, v)
+				}
+			}
+		}
+		slices.Sort(mine)
+		for _, h := range others {
+			if len(mine) > 0 {
+				p.exclude(h, a.key, mine...)
+			}
+		}
+	}()
 	if !a.matches(g.rep) {
 		return
 	}
