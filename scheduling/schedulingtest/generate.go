@@ -278,19 +278,7 @@ func genPods(t *rapid.T, in *scheduling.Input, zones []string, cfg Config) []str
 		if cfg.Topology {
 			volumeZones = genTopology(t, &spec, app, apps, zones)
 		}
-		for r := range replicas {
-			p := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", app, r), Labels: map[string]string{"app": app}},
-				Spec:       *spec.DeepCopy(),
-			}
-			in.Pods = append(in.Pods, p)
-			if len(volumeZones) > 0 {
-				if in.VolumeZones == nil {
-					in.VolumeZones = map[string][]string{}
-				}
-				in.VolumeZones[nodeplan.PodKey(p)] = volumeZones
-			}
-		}
+		addReplicas(in, ns, app, replicas, &spec, volumeZones)
 	}
 	return apps
 }
@@ -437,4 +425,21 @@ func genInFlight(t *rapid.T, in *scheduling.Input) (nodeplan.NodeClaim, bool) {
 		}, true
 	}
 	return nodeplan.NodeClaim{}, false
+}
+
+// addReplicas adds n pods of app with spec to in, and their volume zones if any.
+func addReplicas(in *scheduling.Input, ns, app string, n int, spec *corev1.PodSpec, volumeZones []string) {
+	for r := range n {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", app, r), Labels: map[string]string{"app": app}},
+			Spec:       *spec.DeepCopy(),
+		}
+		in.Pods = append(in.Pods, p)
+		if len(volumeZones) > 0 {
+			if in.VolumeZones == nil {
+				in.VolumeZones = map[string][]string{}
+			}
+			in.VolumeZones[nodeplan.PodKey(p)] = volumeZones
+		}
+	}
 }

@@ -124,19 +124,7 @@ func genTopologyPods(t *rapid.T, in *scheduling.Input, zones []string) []string 
 		if chance(t, "volume-zone", 8) {
 			volumeZones = []string{rapid.SampledFrom(zones).Draw(t, "volume-zone")}
 		}
-		for r := range replicas {
-			p := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", app, r), Labels: map[string]string{"app": app}},
-				Spec:       *spec.DeepCopy(),
-			}
-			in.Pods = append(in.Pods, p)
-			if len(volumeZones) > 0 {
-				if in.VolumeZones == nil {
-					in.VolumeZones = map[string][]string{}
-				}
-				in.VolumeZones[nodeplan.PodKey(p)] = volumeZones
-			}
-		}
+		addReplicas(in, ns, app, replicas, &spec, volumeZones)
 	}
 	return apps
 }

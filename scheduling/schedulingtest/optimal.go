@@ -3,6 +3,7 @@ package schedulingtest
 import (
 	"math"
 	"math/bits"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -229,22 +230,31 @@ func inScope(in *scheduling.Input) bool {
 				return false
 			}
 		}
-		for _, c := range append(append([]corev1.Container{}, p.Spec.Containers...), p.Spec.InitContainers...) {
-			for _, port := range c.Ports {
-				if port.HostPort > 0 {
-					return false
-				}
-			}
-		}
-		if attachLimited {
-			for _, v := range p.Spec.Volumes {
-				if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
-					return false
-				}
-			}
+		if usesPortsOrAttachments(p, attachLimited) {
+			return false
 		}
 	}
 	return true
+}
+
+// usesPortsOrAttachments reports whether p asks for a host port, or, where nodes have attach
+// limits, for a volume that attaches: what neither oracle models.
+func usesPortsOrAttachments(p *corev1.Pod, attachLimited bool) bool {
+	for _, c := range append(slices.Clone(p.Spec.Containers), p.Spec.InitContainers...) {
+		for _, port := range c.Ports {
+			if port.HostPort > 0 {
+				return true
+			}
+		}
+	}
+	if attachLimited {
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasPreferNoSchedule(taints []corev1.Taint) bool {

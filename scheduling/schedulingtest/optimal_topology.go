@@ -184,21 +184,7 @@ func podInScope(p *corev1.Pod, ignorePrefs, attachLimited bool) bool {
 	if !termsInScope(aff) || !termsInScope(anti) {
 		return false
 	}
-	for _, c := range append(slices.Clone(p.Spec.Containers), p.Spec.InitContainers...) {
-		for _, port := range c.Ports {
-			if port.HostPort > 0 {
-				return false
-			}
-		}
-	}
-	if attachLimited {
-		for _, v := range p.Spec.Volumes {
-			if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
-				return false
-			}
-		}
-	}
-	return true
+	return !usesPortsOrAttachments(p, attachLimited)
 }
 
 func topologyKey(k string) bool { return k == nodeplan.LabelZone || k == nodeplan.LabelHostname }
