@@ -40,6 +40,24 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	// Where groups were split or pinned for topology, the bound is proved on the relaxed
 	// problem after the plan (relaxedBound); this one needs only its values.
 	p.noProof = p.relaxable
+	// That proof needs only the pods and which of them the plan places; usually it places all,
+	// so it starts now, on the other core, and is redone only if the plan leaves pods out. The
+	// two problems share nothing they write.
+	var early chan boundResult
+	if p.relaxable && !in.Options.SkipLowerBound {
+		early = make(chan boundResult, 1)
+		base := p.base
+		go func() {
+			lb, err := relaxedBound(in, prefs, base, nil)
+			early <- boundResult{lb, err}
+		}()
+		// Every return waits for it: Solve leaves no goroutine behind.
+		defer func() {
+			if early != nil {
+				<-early
+			}
+		}()
+	}
 	var lb float64
 	var global cgResult
 	if in.Options.SkipLowerBound {
@@ -143,7 +161,13 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	switch {
 	case in.Options.SkipLowerBound:
 	case p.relaxable:
-		if lb, err = relaxedBound(in, prefs, p.base, res); err != nil {
+		r := <-early
+		early = nil
+		lb, err = r.lb, r.err
+		if err == nil && len(res.Unschedulable) > 0 {
+			lb, err = relaxedBound(in, prefs, p.base, res.Unschedulable)
+		}
+		if err != nil {
 			return Result{}, err
 		}
 	case unplaced:
@@ -153,20 +177,20 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	return res, nil
 }
 
-// relaxedBound proves the lower bound for res's placed pods on the problem without the
+// relaxedBound proves the lower bound for the pods not in unplaced on the problem without the
 // constraints the solver meets by splitting groups over zones, pinning them to domains or
 // capping them per node by a hostname spread. Proved on the split problem, the bound would
 // hold only for plans that spread the pods the same way (three pods with maxSkew 2 over three
 // zones need two zones, not three), and it would report a plan optimal that is not. Left out,
 // those constraints can only lower the bound: it is valid for every plan.
-func relaxedBound(in *Input, prefs preferences, base []*group, res Result) (float64, error) {
+func relaxedBound(in *Input, prefs preferences, base []*group, unplaced []Unschedulable) (float64, error) {
 	prefs.relaxTopology = true
 	rp, err := newProblemGrouped(in, prefs, base)
 	if err != nil {
 		return 0, err
 	}
-	out := make(map[string]bool, len(res.Unschedulable))
-	for _, u := range res.Unschedulable {
+	out := make(map[string]bool, len(unplaced))
+	for _, u := range unplaced {
 		out[u.Pod] = true
 	}
 	counts := make([]int64, len(rp.groups))
@@ -179,6 +203,11 @@ func relaxedBound(in *Input, prefs preferences, base []*group, res Result) (floa
 	}
 	lb, _ := rp.lowerBound(counts)
 	return lb, nil
+}
+
+type boundResult struct {
+	lb  float64
+	err error
 }
 
 func sum(xs []int64) int64 {
