@@ -244,23 +244,6 @@ func unplacedKeys(res scheduling.Result) string {
 	return strings.Join(keys, ", ")
 }
 
-// zonal4 has 4 vCPU (3900m allocatable) and an on-demand offering in each zone given, at
-// $0.20, $0.21, $0.22 in zone-a, zone-b, zone-c.
-func zonal4(zones ...string) nodeplan.InstanceType {
-	price := map[string]float64{"zone-a": 0.20, "zone-b": 0.21, "zone-c": 0.22}
-	it := nodeplan.InstanceType{
-		Name:   "m-4",
-		Labels: map[string]string{nodeplan.LabelInstanceType: "m-4"},
-		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"),
-			corev1.ResourcePods: resource.MustParse("110")},
-		Overhead: nodeplan.Overhead{KubeReserved: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
-	}
-	for _, z := range zones {
-		it.Offerings = append(it.Offerings, nodeplan.Offering{Zone: z, CapacityType: nodeplan.CapacityTypeOnDemand, Price: price[z], Available: true})
-	}
-	return it
-}
-
 // replicas are n pods app-0 … app-(n-1) with label app, asking cpu each, each changed by opts.
 func replicas(app string, n int, cpu string, opts ...func(*corev1.Pod)) []*corev1.Pod {
 	var out []*corev1.Pod
@@ -324,7 +307,7 @@ func zonalNode(name, zone, cpu string, pods []*corev1.Pod) scheduling.Node {
 func TestSolveTopologyKnown(t *testing.T) {
 	all := []string{"zone-a", "zone-b", "zone-c"}
 	input := func(zones []string, nodes []scheduling.Node, groups ...[]*corev1.Pod) scheduling.Input {
-		in := scheduling.Input{NodePools: []nodeplan.NodePool{{Name: "default"}}, InstanceTypes: []nodeplan.InstanceType{zonal4(zones...)}, Nodes: nodes}
+		in := scheduling.Input{NodePools: []nodeplan.NodePool{{Name: "default"}}, InstanceTypes: []nodeplan.InstanceType{schedulingtest.ZonalType(zones...)}, Nodes: nodes}
 		for _, g := range groups {
 			in.Pods = append(in.Pods, g...)
 		}

@@ -4,12 +4,31 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
+
+// ZonalType is a 4-vCPU instance type (3,900m allocatable) with an on-demand offering in each
+// zone given, at $0.20, $0.21 and $0.22 in zone-a, zone-b and zone-c: the type of the
+// hand-written topology cases.
+func ZonalType(zones ...string) nodeplan.InstanceType {
+	price := map[string]float64{"zone-a": 0.20, "zone-b": 0.21, "zone-c": 0.22}
+	it := nodeplan.InstanceType{
+		Name:   "m-4",
+		Labels: map[string]string{nodeplan.LabelInstanceType: "m-4"},
+		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"),
+			corev1.ResourcePods: resource.MustParse("110")},
+		Overhead: nodeplan.Overhead{KubeReserved: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+	}
+	for _, z := range zones {
+		it.Offerings = append(it.Offerings, nodeplan.Offering{Zone: z, CapacityType: nodeplan.CapacityTypeOnDemand, Price: price[z], Available: true})
+	}
+	return it
+}
 
 // TopologyInputs generates small inputs that [OptimalTopology] solves exactly, full of the
 // constraints it models: one NodePool (sometimes narrowed to some zones or a capacity type,

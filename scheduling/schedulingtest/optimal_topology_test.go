@@ -15,23 +15,6 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling/schedulingtest"
 )
 
-// zonalType has 4 vCPU (3900m allocatable) and an on-demand offering in each zone given, at
-// $0.20, $0.21, $0.22 in zone-a, zone-b, zone-c.
-func zonalType(zones ...string) nodeplan.InstanceType {
-	price := map[string]float64{"zone-a": 0.20, "zone-b": 0.21, "zone-c": 0.22}
-	it := nodeplan.InstanceType{
-		Name:   "m-4",
-		Labels: map[string]string{nodeplan.LabelInstanceType: "m-4"},
-		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"),
-			corev1.ResourcePods: resource.MustParse("110")},
-		Overhead: nodeplan.Overhead{KubeReserved: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
-	}
-	for _, z := range zones {
-		it.Offerings = append(it.Offerings, nodeplan.Offering{Zone: z, CapacityType: nodeplan.CapacityTypeOnDemand, Price: price[z], Available: true})
-	}
-	return it
-}
-
 var threeZones = []string{"zone-a", "zone-b", "zone-c"}
 
 func appPods(app string, n int, cpu string) []*corev1.Pod {
@@ -106,7 +89,7 @@ func existing(name, zone, cpu string, pods ...*corev1.Pod) scheduling.Node {
 }
 
 func topologyInput(zones []string, nodes []scheduling.Node, groups ...[]*corev1.Pod) scheduling.Input {
-	in := scheduling.Input{NodePools: []nodeplan.NodePool{{Name: "default"}}, InstanceTypes: []nodeplan.InstanceType{zonalType(zones...)}, Nodes: nodes}
+	in := scheduling.Input{NodePools: []nodeplan.NodePool{{Name: "default"}}, InstanceTypes: []nodeplan.InstanceType{schedulingtest.ZonalType(zones...)}, Nodes: nodes}
 	for _, g := range groups {
 		in.Pods = append(in.Pods, g...)
 	}
