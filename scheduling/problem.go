@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"strings"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -253,6 +254,14 @@ func (p *problem) buildFits() {
 	for _, g := range p.groups {
 		p.poolOK[g.id] = make([]bool, len(p.pools))
 	}
+	// Which alternative a shape accepts, and through which offerings, depends only on the
+	// alternatives: many groups share them (a deployment's sizes, a zone's pins), so it is
+	// worked out once per distinct list and shape.
+	type altFit struct {
+		alt  int
+		mask uint64
+	}
+	memo := map[string][]altFit{}
 	for _, pl := range p.pools {
 		for _, g := range p.groups {
 			if g.blocked != nil || g.noNew || g.with != nil {
@@ -261,25 +270,38 @@ func (p *problem) buildFits() {
 			if _, blocked := p.untolerated(g.tolerations, pl.np.Template.Taints); blocked {
 				continue
 			}
-			for _, s := range pl.shapes {
-				if !g.req.fitsIn(s.alloc) {
+			var key strings.Builder
+			fmt.Fprintf(&key, "%d", pl.idx)
+			for _, alt := range g.alts {
+				key.WriteString("|")
+				key.WriteString(alt.String())
+			}
+			fits, seen := memo[key.String()]
+			if !seen {
+				fits = make([]altFit, len(pl.shapes))
+				for i, s := range pl.shapes {
+					fits[i] = altFit{alt: -1}
+					for ai, alt := range g.alts {
+						if s.reqs.Compatible(alt) != nil {
+							continue
+						}
+						if mask := offeringMask(s, alt); mask != 0 {
+							fits[i] = altFit{alt: ai, mask: mask}
+							break
+						}
+					}
+				}
+				memo[key.String()] = fits
+			}
+			for i, s := range pl.shapes {
+				if fits[i].alt < 0 || !g.req.fitsIn(s.alloc) {
 					continue
 				}
 				if _, clash := portsConflict(g.ports, s.dsPorts); clash {
 					continue
 				}
-				for ai, alt := range g.alts {
-					if s.reqs.Compatible(alt) != nil {
-						continue
-					}
-					mask := offeringMask(s, alt)
-					if mask == 0 {
-						continue
-					}
-					p.byShape[s.idx] = append(p.byShape[s.idx], fitEntry{g: g.id, mask: mask, alt: ai})
-					p.poolOK[g.id][pl.idx] = true
-					break
-				}
+				p.byShape[s.idx] = append(p.byShape[s.idx], fitEntry{g: g.id, mask: fits[i].mask, alt: fits[i].alt})
+				p.poolOK[g.id][pl.idx] = true
 			}
 		}
 	}
