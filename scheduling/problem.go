@@ -2,8 +2,8 @@ package scheduling
 
 import (
 	"fmt"
-	"strings"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
