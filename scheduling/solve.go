@@ -38,11 +38,11 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 		counts[g.id] = int64(len(g.pods))
 	}
 	// Where groups were split or pinned for topology, the bound is proved on the relaxed
-	// problem after the plan (relaxedBound); this one needs only its values.
+	// problem (relaxedBound); this one needs only its values. That proof needs only the pods
+	// and which of them the plan places; usually it places all, so it starts now, on the other
+	// core, and is redone only if the plan leaves pods out. The two problems share nothing
+	// they write.
 	p.noProof = p.relaxable
-	// That proof needs only the pods and which of them the plan places; usually it places all,
-	// so it starts now, on the other core, and is redone only if the plan leaves pods out. The
-	// two problems share nothing they write.
 	var early chan boundResult
 	if p.relaxable && !in.Options.SkipLowerBound {
 		early = make(chan boundResult, 1)
