@@ -82,13 +82,10 @@ func (p *problem) bestShapeFor(c *claim, placed []placement, used vec, limit flo
 	return best, mask, price, ok
 }
 
+// limitsAllowSwap reports whether re-sizing one node from one shape to another keeps the pool
+// within its limits.
 func (p *problem) limitsAllowSwap(pl *pool, from, to *shape) bool {
-	for i, lim := range pl.limited {
-		if lim && pl.used[i]-from.capacity[i]+to.capacity[i] > pl.limit[i] {
-			return false
-		}
-	}
-	return true
+	return swapsWithinLimits(pl, from, to, from, from)
 }
 
 func (p *problem) resize(c *claim) bool {

@@ -265,7 +265,6 @@ func (p *problem) packPool(pl *pool, rem []int64) []*claim {
 	var out []*claim
 	cur, best := &nodeState{}, &nodeState{}
 	total := make(vec, len(p.dims.names))
-	var unitBuf []float64
 	for {
 		var bestShape *shape
 		bestRatio := math.Inf(1)
@@ -286,15 +285,8 @@ func (p *problem) packPool(pl *pool, rem []int64) []*claim {
 				best.value = cur.value
 			}
 		}
-		unit := p.unitWorth(rem, unitBuf)
-		unitBuf = unit
 		for _, s := range pl.shapes {
 			if s.dominated || !p.withinLimits(pl, s, 1) {
-				continue
-			}
-			// No fill of s can be worth more than its room at the best worth per unit of each
-			// resource: skip shapes that cannot beat the best ratio even so.
-			if bestShape != nil && s.minPrice > bestRatio*(1+1e-9)*worthBound(s.alloc, unit) {
 				continue
 			}
 			p.fillFFD(s, rem, cur)
@@ -326,36 +318,6 @@ func (p *problem) packPool(pl *pool, rem []int64) []*claim {
 		pl.used.addScaled(bestShape.capacity, k)
 		pl.nodesUsed += k
 	}
-}
-
-// unitWorth returns, per resource, the best worth per unit among the groups with pods left
-// (+Inf when one of them needs none of it: that resource then bounds nothing).
-func (p *problem) unitWorth(rem []int64, buf []float64) []float64 {
-	unit := append(buf[:0], make([]float64, len(p.dims.names))...)
-	for _, g := range p.groups {
-		if rem[g.id] <= 0 || g.value <= 0 {
-			continue
-		}
-		for d, r := range g.req {
-			if r <= 0 {
-				unit[d] = math.Inf(1)
-			} else {
-				unit[d] = max(unit[d], g.value/float64(r))
-			}
-		}
-	}
-	return unit
-}
-
-// worthBound is the most a node with room alloc can hold, at worth per unit unit.
-func worthBound(alloc vec, unit []float64) float64 {
-	b := math.Inf(1)
-	for d, u := range unit {
-		if !math.IsInf(u, 1) {
-			b = min(b, float64(alloc[d])*u)
-		}
-	}
-	return b
 }
 
 // withinLimits reports whether n more nodes of shape s keep the pool within its limits.

@@ -21,7 +21,7 @@ type problem struct {
 	ncaps int
 	// relaxable: applyTopology split or pinned groups, or capped them by a hostname spread,
 	// so a bound proved on this problem would hold only for plans made the same way; the
-	// bound is proved on the relaxed problem instead (relaxedBound), and noProof spares this
+	// bound is proved on the relaxed problem instead (topologyFreeBound), and noProof spares this
 	// one the work.
 	relaxable, noProof bool
 	in                 *Input
@@ -326,7 +326,7 @@ type preferences struct {
 	// largestFirst fills existing room with the largest pods (cpu, then memory) rather than
 	// the most valuable: the alternative tried on small inputs (see solveWithPreferences).
 	largestFirst bool
-	// relaxTopology builds the problem the lower bound is proved on (see relaxedBound): the
+	// relaxTopology builds the problem the lower bound is proved on (see topologyFreeBound): the
 	// constraints the solver meets by splitting and pinning groups are left out.
 	relaxTopology bool
 }

@@ -38,7 +38,7 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 		counts[g.id] = int64(len(g.pods))
 	}
 	// Where groups were split or pinned for topology, the bound is proved on the relaxed
-	// problem (relaxedBound); this one needs only its values. That proof needs only the pods
+	// problem (topologyFreeBound); this one needs only its values. That proof needs only the pods
 	// and which of them the plan places; usually it places all, so it starts now, on the other
 	// core, and is redone only if the plan leaves pods out. The two problems share nothing
 	// they write.
@@ -48,7 +48,7 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 		early = make(chan boundResult, 1)
 		base := p.base
 		go func() {
-			lb, err := relaxedBound(in, prefs, base, nil)
+			lb, err := topologyFreeBound(in, prefs, base, nil)
 			early <- boundResult{lb, err}
 		}()
 		// Every return waits for it: Solve leaves no goroutine behind.
@@ -165,7 +165,7 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 		early = nil
 		lb, err = r.lb, r.err
 		if err == nil && len(res.Unschedulable) > 0 {
-			lb, err = relaxedBound(in, prefs, p.base, res.Unschedulable)
+			lb, err = topologyFreeBound(in, prefs, p.base, res.Unschedulable)
 		}
 		if err != nil {
 			return Result{}, err
@@ -177,13 +177,13 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	return res, nil
 }
 
-// relaxedBound proves the lower bound for the pods not in unplaced on the problem without the
+// topologyFreeBound proves the lower bound for the pods not in unplaced on the problem without the
 // constraints the solver meets by splitting groups over zones, pinning them to domains or
 // capping them per node by a hostname spread. Proved on the split problem, the bound would
 // hold only for plans that spread the pods the same way (three pods with maxSkew 2 over three
 // zones need two zones, not three), and it would report a plan optimal that is not. Left out,
 // those constraints can only lower the bound: it is valid for every plan.
-func relaxedBound(in *Input, prefs preferences, base []*group, unplaced []Unschedulable) (float64, error) {
+func topologyFreeBound(in *Input, prefs preferences, base []*group, unplaced []Unschedulable) (float64, error) {
 	prefs.relaxTopology = true
 	rp, err := newProblemGrouped(in, prefs, base)
 	if err != nil {

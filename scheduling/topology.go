@@ -633,61 +633,56 @@ func (p *problem) applyZoneAnti(g *group, a *podTerm, running []existingPod) {
 		p.exclude(g, a.key, sortedSet(taken)...)
 	}
 	// Other pending groups the term selects must end up in other domains than g's pods. g
-	// takes its cheapest domain (one per pod when it repels itself, below) and the others
-	// lose those domains: a valid choice, not always the cheapest.
+	// takes its cheapest domain (one per pod when it repels itself) and the others lose the
+	// domains g was given: a valid choice, not always the cheapest.
 	var others []*group
 	for _, h := range p.groups {
 		if h.rep != g.rep && a.matches(h.rep) {
 			others = append(others, h)
 		}
 	}
-	if len(others) > 0 && !a.matches(g.rep) {
+	switch {
+	case a.matches(g.rep):
+		// With itself: at most one pod per domain.
+		doms := p.domains(g, a.key)
+		for v := range taken {
+			delete(doms, v)
+		}
+		vals := byPrice(doms)
+		parts := make([]int, len(vals))
+		for i := range min(len(vals), len(g.pods)) {
+			parts[i] = 1
+		}
+		counts := map[string]int{}
+		for v := range taken {
+			counts[v] = 1
+		}
+		p.splitInto(g, a.key, vals, parts, &blockInfo{ReasonPodAntiAffinity,
+			fmt.Sprintf("pod anti-affinity on %s: every domain already has a pod matching %s (%s)", a.key, a.sel, fmtCounts(counts, vals))})
+	case len(others) > 0:
 		if vals := byPrice(p.domains(g, a.key)); len(vals) > 0 {
 			parts := make([]int, len(vals))
 			parts[0] = len(g.pods)
 			p.splitInto(g, a.key, vals, parts, nil)
 		}
 	}
-	defer func() {
-		var mine []string
-		for _, h := range p.groups {
-			if h.rep == g.rep && h.blocked == nil {
-				if v := pinnedTo(h, a.key); v != "" && !slices.Contains(mine, v) {
-					mine = append(mine, v)
-				}
-			}
-		}
-		slices.Sort(mine)
-		for _, h := range others {
-			if len(mine) > 0 {
-				p.exclude(h, a.key, mine...)
-			}
-		}
-	}()
-	if !a.matches(g.rep) {
+	if len(others) == 0 {
 		return
 	}
-	// With itself: at most one pod per domain.
-	doms := p.domains(g, a.key)
-	for v := range taken {
-		delete(doms, v)
-	}
-	vals := byPrice(doms)
-	parts := make([]int, len(vals))
-	left := len(g.pods)
-	for i := range vals {
-		if left == 0 {
-			break
+	var mine []string
+	for _, h := range p.groups {
+		if h.rep == g.rep && h.blocked == nil {
+			if v := pinnedTo(h, a.key); v != "" && !slices.Contains(mine, v) {
+				mine = append(mine, v)
+			}
 		}
-		parts[i] = 1
-		left--
 	}
-	counts := map[string]int{}
-	for v := range taken {
-		counts[v] = 1
+	if len(mine) > 0 {
+		slices.Sort(mine)
+		for _, h := range others {
+			p.exclude(h, a.key, mine...)
+		}
 	}
-	p.splitInto(g, a.key, vals, parts, &blockInfo{ReasonPodAntiAffinity,
-		fmt.Sprintf("pod anti-affinity on %s: every domain already has a pod matching %s (%s)", a.key, a.sel, fmtCounts(counts, vals))})
 }
 
 // relaxedSpreadCap gives the bound's relaxed problem what a spread over zones (or any key but
