@@ -1,0 +1,463 @@
+package scheduling
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// This file is the heart of the packer: the configuration LP (Gilmore–Gomory) solved by column
+// generation, whose columns are whole-node patterns — "3 web pods and 2 cache pods on an
+// m7g.xlarge in us-east-1a, spot" — and whose solution is rounded into nodes.
+//
+//	minimise   Σ_c price_c·λ_c
+//	subject to Σ_c count_cg·λ_c ≥ n_g   for every group g
+//
+// Its dual values v_g price one pod of each group. Pricing asks, for every shape and offering,
+// for the most valuable whole pattern at those values (an integer knapsack over cpu, memory, pods
+// and every other resource, solved exactly by branch and bound); a pattern worth more than its
+// node's price enters the basis. The LP optimum is a lower bound on every plan, and at any
+// iteration Σ n_g·v_g/θ is one too, where θ ≥ 1 is the largest worth/price ratio pricing found
+// (Farley): so the bound stays valid when the iteration budget stops the search early.
+//
+// The LP solution buys λ_c nodes of pattern c; ⌊λ_c⌋ of each are real nodes, and the few pods
+// left over are packed greedily at the same pod values. Because the optimum of the
+// configuration LP is known to be within about one node of the integer optimum for
+// bin-packing-like problems, the rounded plan is close to optimal, and it is found in time that
+// depends on the number of distinct pod shapes, not on the number of pods.
+
+// pattern is a whole node: a shape bought through one offering, and the pods on it.
+type pattern struct {
+	s      *shape
+	o      int // offering index
+	placed []placement
+	value  float64
+}
+
+// cgResult is what column generation returns.
+type cgResult struct {
+	lb     float64
+	values []float64 // per group id, v_g/θ
+	// basis holds the LP solution: patterns and how many nodes of each.
+	basis  []pattern
+	lambda []float64
+}
+
+// The work of one column generation is bounded by a budget (after cgMinIterations rounds) in units of roughly one item looked
+// at by a bound or a search (a few nanoseconds each): cgWorkPerPod per pod at stake, between
+// cgWorkMin and cgWorkMax, times Options.Effort. The budget only limits how tight the bound and
+// how good the pod values get, never the bound's validity; it is a count, not a clock, so the
+// same input gives the same plan on any machine.
+//
+// Where every group may share a node with every other, the LP converges long before the budget
+// runs out. Where per-node caps abound (hostname spread and anti-affinity, one pod per node),
+// the LP is highly degenerate and converges slowly; the budget then decides, and the local
+// search makes up much of the difference.
+const (
+	cgWorkPerPod = 1000
+	cgWorkMin    = 3_000_000
+	cgWorkMax    = 20_000_000
+	cgIterations = 5000 // a safety net; the work budget binds first
+	// cgMinIterations pricing rounds run whatever the budget: a small LP whose pricing is
+	// costly (few groups, large nodes) converges in about this many.
+	cgMinIterations = 25
+	knapsackNode    = 4000
+	knapsackQuick   = 1000
+	// bothBounds is the most rows for which an unconverged LP's bound is proved at both the
+	// final and the average duals.
+	bothBounds = 100
+	// cgColumns is how many improving columns a pricing round enters at most.
+	cgColumns = 4
+	// pricingItems is how many groups a pricing search considers per family; exactItems the
+	// most a family may have for the final bound to search it exactly (else the Lagrangian
+	// bound stands).
+	pricingItems = 16
+	exactItems   = 24
+)
+
+// cgBudget is the work budget for placing pods pods (see above).
+func (p *problem) cgBudget(pods int64) int {
+	effort := p.in.Options.Effort
+	if effort <= 0 {
+		effort = 1
+	}
+	w := min(max(float64(pods)*cgWorkPerPod, cgWorkMin), cgWorkMax)
+	return int(w * effort)
+}
+
+// columnGeneration solves the configuration LP for the groups with counts > 0 over the given
+// shapes. When integer is false, pricing is fractional (a weaker bound that treats pods as
+
+// cgTol is how far a column's worth must exceed its price to improve the LP.
+const cgTol = 1e-7
+
+// colGen is one column generation: the LP's rows and families, the master, the knapsack that
+// prices columns, and what the search has learnt so far. It lives for one call of
+// columnGeneration and is read only by its methods.
+type colGen struct {
+	p      *problem
+	counts []int64
+	rowOf  []int // group id → row, -1 for none
+	rows   []int // row → group id
+	fams   []colFamily
+	need   []float64 // row → pods to cover
+	m      *master
+	pats   []pattern // the columns entered, by the master's tag
+	// v are the master's duals, vp the same clipped at zero (what pricing values pods at).
+	v, vp []float64
+	ks    *intKnapsack
+	// order lists the families by bound (their cheap bound over price), best first.
+	order []int
+	bound []float64
+	ratio []float64
+	// last is the best pattern each family's last search found: the column pool.
+	last []pattern
+	// vsum/nsum accumulate the duals of every round, for their average.
+	vsum []float64
+	nsum int
+}
+
+// columnGeneration solves the configuration LP for the groups with counts > 0 over the given
+// shapes: the patterns and node counts of its (fractional) solution, the pod values it
+// settles on, and, unless no proof is wanted, the lower bound they prove.
+func (p *problem) columnGeneration(counts []int64, shapes []*shape) cgResult {
+	c := p.newColGen(counts, shapes)
+	if c == nil {
+		return cgResult{values: make([]float64, len(p.groups))}
+	}
+	converged := c.iterate()
+	return c.result(converged, !p.in.Options.SkipLowerBound && !p.noProof)
+}
+
+// newColGen sets up the LP with one pure pattern per row (each group alone, as many as fit, on
+// the family where that is cheapest per pod); nil when no shape takes any pod.
+func (p *problem) newColGen(counts []int64, shapes []*shape) *colGen {
+	rowOf, rows, fams := p.buildFamilies(counts, shapes)
+	n := len(rows)
+	if n == 0 {
+		return nil
+	}
+	c := &colGen{p: p, counts: counts, rowOf: rowOf, rows: rows, fams: fams, ks: &intKnapsack{p: p}}
+	c.need = make([]float64, n)
+	for r, g := range rows {
+		c.need[r] = float64(counts[g])
+	}
+	pure := make([][]float64, n)
+	pureCost := make([]float64, n)
+	purePat := make([]pattern, n)
+	for _, f := range fams {
+		for _, it := range f.items {
+			k := it.maxk
+			if pure[it.row] == nil || f.price/float64(k) < pureCost[it.row]/pure[it.row][it.row]-1e-15 {
+				col := make([]float64, n)
+				col[it.row] = float64(k)
+				pure[it.row], pureCost[it.row] = col, f.price
+				purePat[it.row] = pattern{s: f.s, o: f.o, placed: []placement{{g: it.g, k: k}}}
+			}
+		}
+	}
+	// The master's right-hand side is perturbed a little, differently per row: with whole pod
+	// counts many basic variables sit at zero together, and degenerate pivots can cycle
+	// without end (seen on a 10-row problem with per-node caps). The bound uses the true
+	// counts (need).
+	perturbed := make([]float64, n)
+	for r := range c.need {
+		perturbed[r] = c.need[r] + 1e-6*float64(r+1)/float64(n)
+	}
+	c.m = newMaster(perturbed, pure, pureCost)
+	c.pats = slices.Clone(purePat)
+	c.v = make([]float64, n)
+	c.vp = make([]float64, n)
+	c.order = make([]int, len(fams))
+	c.bound = make([]float64, len(fams))
+	c.last = make([]pattern, len(fams))
+	c.vsum = make([]float64, n)
+	return c
+}
+
+// iterate runs pricing rounds until no column improves the LP (it reports true: converged)
+// or the work budget is spent.
+func (c *colGen) iterate() bool {
+	n := len(c.rows)
+	budget := c.p.cgBudget(sum(c.counts))
+	surplus := 0
+	for iter := 0; iter < cgIterations && (iter < cgMinIterations || c.ks.work < budget); iter++ {
+		if neg := c.duals(); neg >= 0 {
+			col := make([]float64, n)
+			col[neg] = -1
+			c.ks.work += n * n / 4
+			// A surplus pivot is not a pricing round: it does not count as one, but its work
+			// counts, and there are at most as many as the iteration cap (no cycling).
+			if surplus < cgIterations && c.m.enter(col, 0, true, -1) {
+				surplus++
+				iter--
+				continue
+			}
+		}
+		// The column pool first: the best pattern each family's last search found, valued
+		// again at the new duals. Cheap, and late in the search it finds most columns.
+		found := c.pooled()
+		if len(found) == 0 {
+			found = c.price()
+		}
+		for i, x := range c.vp {
+			c.vsum[i] += x
+		}
+		c.nsum++
+		if !c.enter(found) {
+			return true
+		}
+	}
+	return false
+}
+
+// duals reads the master's duals into v and vp; it returns the first row whose dual is
+// negative (its surplus should enter), or -1.
+func (c *colGen) duals() int {
+	c.m.duals(c.v)
+	neg := -1
+	for i, x := range c.v {
+		c.vp[i] = max(x, 0)
+		if x < -1e-9 && neg < 0 {
+			neg = i
+		}
+	}
+	return neg
+}
+
+// sortFamilies orders the families by their cheap bound at vp, best first.
+func (c *colGen) sortFamilies() {
+	c.ratio = c.p.unitValues(c.ratio, c.rows, c.vp)
+	for i := range c.fams {
+		c.order[i] = i
+		c.bound[i] = c.ks.upperBound(&c.fams[i], c.vp, c.ratio) / c.fams[i].price
+		c.ks.work += len(c.fams[i].items)
+	}
+	slices.SortFunc(c.order, func(a, b int) int { return cmp.Or(cmp.Compare(c.bound[b], c.bound[a]), cmp.Compare(a, b)) })
+}
+
+// worth is what pattern pat is worth at row values w.
+func (c *colGen) worth(pat *pattern, w []float64) float64 {
+	val := 0.0
+	for _, x := range pat.placed {
+		val += w[c.rowOf[x.g]] * float64(x.k)
+	}
+	return val
+}
+
+// pooled returns the few patterns of the column pool that improve the LP at vp, best ratio
+// first.
+func (c *colGen) pooled() []pattern {
+	type cand struct {
+		i int
+		r float64
+	}
+	var cs []cand
+	for i := range c.last {
+		pat := &c.last[i]
+		if pat.s == nil {
+			continue
+		}
+		val := c.worth(pat, c.vp)
+		c.ks.work += len(pat.placed)
+		if r := val / c.fams[i].price; r > 1+cgTol {
+			cs = append(cs, cand{i, r})
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int { return cmp.Or(cmp.Compare(b.r, a.r), cmp.Compare(a.i, b.i)) })
+	var out []pattern
+	for _, x := range cs[:min(len(cs), cgColumns)] {
+		out = append(out, c.last[x.i])
+	}
+	return out
+}
+
+// price searches the families, most promising first, with a small search budget and the few
+// most promising items each, for up to cgColumns improving columns. When that finds none, a
+// small LP gets a round at full effort (every item, the larger budget) before it is called
+// solved; the final bound is computed at full effort anyway.
+func (c *colGen) price() []pattern {
+	c.sortFamilies()
+	var found []pattern
+	for _, i := range c.order {
+		if c.bound[i] <= 1+cgTol || len(found) >= cgColumns {
+			break
+		}
+		f := &c.fams[i]
+		pat, val, _ := c.ks.solve(f, c.vp, c.counts, knapsackQuick, pricingItems)
+		c.last[i] = pat
+		if val/f.price > 1+cgTol {
+			found = append(found, pat)
+		}
+	}
+	if len(found) > 0 || len(c.rows) > bothBounds {
+		return found
+	}
+	for _, i := range c.order {
+		if c.bound[i] <= 1+cgTol || len(found) >= cgColumns {
+			break
+		}
+		f := &c.fams[i]
+		pat, val, _ := c.ks.solve(f, c.vp, c.counts, knapsackNode, 0)
+		if val/f.price > 1+cgTol {
+			c.last[i] = pat
+			found = append(found, pat)
+		}
+	}
+	return found
+}
+
+// enter pivots the found columns that still improve the LP into the master; it reports
+// whether any entered.
+func (c *colGen) enter(found []pattern) bool {
+	n := len(c.rows)
+	entered := false
+	for _, pat := range found {
+		col := make([]float64, n)
+		price := pat.s.offerings[pat.o].Price
+		reduced := price
+		for _, x := range pat.placed {
+			col[c.rowOf[x.g]] = float64(x.k)
+			reduced -= c.v[c.rowOf[x.g]] * float64(x.k)
+		}
+		if reduced >= -cgTol*price {
+			continue // an earlier column this round already made it unattractive
+		}
+		c.ks.work += n * n / 4
+		if c.m.enter(col, price, false, len(c.pats)) {
+			c.pats = append(c.pats, pat)
+			entered = true
+			c.duals()
+		}
+	}
+	return entered
+}
+
+// theta is the largest worth/price ratio any whole pattern can reach at row values w (at least
+// 1). The cheap bound rules out most families; the surrogate and then the fractional bounds
+// most of the rest, and an exact search settles the ones still above. It overwrites vp.
+func (c *colGen) theta(w []float64) float64 {
+	ks := c.ks
+	copy(c.vp, w)
+	c.sortFamilies()
+	// Start from the best ratio a known pattern reaches at w (θ is at least that): every
+	// family whose bound does not exceed it is settled without a search.
+	theta := 1.0
+	for i := range c.last {
+		if pat := &c.last[i]; pat.s != nil {
+			theta = max(theta, c.worth(pat, w)/c.fams[i].price)
+		}
+	}
+	for _, i := range c.order {
+		if c.bound[i] <= theta {
+			break
+		}
+		f := &c.fams[i]
+		ks.load(f, c.vp, c.counts, 0)
+		// The surrogate fills first (cheap, valid), the Lagrangian or LP bound if they do
+		// not settle it, an exact search if that does not either.
+		ks.free = append(ks.free[:0], f.s.alloc...)
+		ks.buildSurrogates(f.s.alloc, false)
+		upper := min(c.bound[i]*f.price, ks.bound(0, 0))
+		if upper/f.price <= theta {
+			continue
+		}
+		upper = min(upper, ks.relaxedBound(f.s.alloc))
+		if upper/f.price > theta && len(ks.items) <= exactItems {
+			_, _, exact := ks.solve(f, c.vp, c.counts, knapsackNode, 0)
+			upper = min(upper, exact)
+		}
+		theta = max(theta, upper/f.price)
+	}
+	if theta < 1+1e-9 {
+		theta = 1 // converged: rounding noise must not rescale the values
+	}
+	return theta
+}
+
+// boundAt is Farley's bound at row values w with ratio theta: Σ n·w/θ.
+func (c *colGen) boundAt(w []float64, theta float64) float64 {
+	t := 0.0
+	for i := range w {
+		t += c.need[i] * w[i]
+	}
+	return t / theta
+}
+
+// result settles the pod values (and, with prove, the bound they prove) and reads the basis.
+//
+// Converged, the final duals are optimal. Stopped by the budget, they are not, and in a
+// degenerate LP they swing from one iteration to the next: their average over the iterations
+// proves a much better bound (on Karpenter's benchmark mix, two to five times the final duals'
+// bound), and values the pods more evenly. With few rows both are proved and the better kept.
+func (c *colGen) result(converged, prove bool) cgResult {
+	res := cgResult{values: make([]float64, len(c.p.groups))}
+	c.duals()
+	bestV, bestTheta := slices.Clone(c.vp), 1.0
+	var avg []float64
+	if !converged && c.nsum > 0 {
+		avg = make([]float64, len(c.rows))
+		for i := range avg {
+			avg[i] = c.vsum[i] / float64(c.nsum)
+		}
+	}
+	switch {
+	case prove && avg != nil && len(c.rows) <= bothBounds:
+		bestTheta = c.theta(bestV)
+		lb := c.boundAt(bestV, bestTheta)
+		if th := c.theta(avg); c.boundAt(avg, th) > lb {
+			bestV, bestTheta, lb = avg, th, c.boundAt(avg, th)
+		}
+		res.lb = max(lb, 0)
+	case prove:
+		if avg != nil {
+			bestV = avg
+		}
+		bestTheta = c.theta(bestV)
+		res.lb = max(c.boundAt(bestV, bestTheta), 0)
+	case avg != nil:
+		bestV = avg
+	}
+	for r, g := range c.rows {
+		res.values[g] = bestV[r] / bestTheta
+	}
+	for i := range c.m.cols {
+		if c.m.surp[i] || c.m.xb[i] <= 1e-9 {
+			continue
+		}
+		if pat, ok := c.m.pattern(i, c.pats); ok {
+			res.basis = append(res.basis, pat)
+			res.lambda = append(res.lambda, c.m.xb[i])
+		}
+	}
+	return res
+}
+
+// unitValues fills ratio with every row's value per unit of each resource (+Inf where the pod
+// needs none of it: that resource then bounds nothing), for upperBound.
+func (p *problem) unitValues(ratio []float64, rows []int, v []float64) []float64 {
+	nd := len(p.dims.names)
+	ratio = append(ratio[:0], make([]float64, len(rows)*nd)...)
+	for r, g := range rows {
+		if v[r] <= 0 {
+			continue
+		}
+		req := p.groups[g].req
+		for d := 0; d < nd; d++ {
+			if req[d] > 0 {
+				ratio[r*nd+d] = v[r] / float64(req[d])
+			} else {
+				ratio[r*nd+d] = math.Inf(1)
+			}
+		}
+	}
+	return ratio
+}
+
+// pattern returns the pattern behind basic column i of the master.
+func (m *master) pattern(i int, pats []pattern) (pattern, bool) {
+	if m.tag == nil || m.tag[i] < 0 || m.tag[i] >= len(pats) || pats[m.tag[i]].s == nil {
+		return pattern{}, false
+	}
+	return pats[m.tag[i]], true
+}

@@ -1,0 +1,160 @@
+package scheduling
+
+import "math/bits"
+
+// A column family is one shape bought through one offering, with the groups that may go on it:
+// the unit the pricing searches work on.
+
+// colFamily is a column family of the LP: a shape and an offering, with the rows (groups) that
+// accept that offering on that shape.
+type colFamily struct {
+	s     *shape
+	o     int
+	price float64
+	items []famItem
+	all   []famItem // while building: every item of the shape, whatever the offering
+}
+
+type famItem struct {
+	row  int
+	g    int
+	e    fitEntry
+	maxk int64   // most pods of the group one node of the family holds (resources and caps)
+	size float64 // the pod's size: Σ request/capacity over the shape's resources
+}
+
+// newFamItem describes group g on shape s for a pricing problem with these counts; ok is false
+// when not one pod fits.
+func (p *problem) newFamItem(s *shape, row, g int, e fitEntry, counts []int64) (famItem, bool) {
+	gr := p.groups[g]
+	mk := maxCopies(gr.req, s.alloc, perNodeCap(gr, counts[g]))
+	if mk <= 0 {
+		return famItem{}, false
+	}
+	size := 0.0
+	for d, c := range s.alloc {
+		if c > 0 {
+			size += float64(gr.req[d]) / float64(c)
+		}
+	}
+	return famItem{row: row, g: g, e: e, maxk: mk, size: max(size, 1e-12)}, true
+}
+
+// dropDominated removes a family when another is no dearer, has at least its room in every
+// resource, and accepts every group it accepts: any pattern of the first is a pattern of the
+// second at no more cost, so the LP (and its bound) is unchanged. Across shapes this needs the
+// same pool and no narrow keys (where pods pin labels, the shapes' own values matter). A
+// catalog has many types of one size at different prices (c5, c6i, c7i…), and each has
+// on-demand and spot offerings: most families go, and every pricing round gets cheaper.
+func dropDominated(fams []colFamily, rows int) []colFamily {
+	words := (rows + 63) / 64
+	sets := make([]uint64, len(fams)*words)
+	for i := range fams {
+		bit := uint64(1) << uint(fams[i].o)
+		for _, it := range fams[i].all {
+			if it.e.mask&bit != 0 {
+				sets[i*words+it.row/64] |= 1 << uint(it.row%64)
+			}
+		}
+	}
+	covers := func(j, i int) bool {
+		for w := 0; w < words; w++ {
+			if sets[i*words+w]&^sets[j*words+w] != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	dominates := func(j, i int) bool {
+		a, b := &fams[j], &fams[i]
+		if a.price > b.price || (a.price == b.price && j > i) {
+			return false // of equal ones keep the first
+		}
+		if a.s != b.s {
+			if a.s.pool != b.s.pool || len(a.s.narrowKeys) > 0 || len(b.s.narrowKeys) > 0 || !b.s.alloc.fitsIn(a.s.alloc) {
+				return false
+			}
+		}
+		return covers(j, i)
+	}
+	keep := make([]bool, len(fams))
+	for i := range fams {
+		keep[i] = true
+		for j := range fams {
+			if i != j && dominates(j, i) {
+				keep[i] = false
+				break
+			}
+		}
+	}
+	out := fams[:0]
+	for i := range fams {
+		if keep[i] {
+			out = append(out, fams[i])
+		}
+	}
+	return out
+}
+
+// buildFamilies numbers the rows of the LP (the groups with counts > 0 that some shape takes,
+// in the order the shapes meet them: rowOf[g] is group g's row, -1 for none) and lists the
+// column families over the shapes, the dominated ones left out.
+func (p *problem) buildFamilies(counts []int64, shapes []*shape) (rowOf, rows []int, fams []colFamily) {
+	rowOf = make([]int, len(p.groups))
+	for _, g := range p.groups {
+		rowOf[g.id] = -1
+	}
+	for _, s := range shapes {
+		if s.dominated {
+			continue // another shape's families dominate its families
+		}
+		// One family per offering some group accepts: a node mixing groups must be bought
+		// through an offering all of them accept, which need not be any one's cheapest.
+		var seen uint64
+		var items []famItem
+		for _, f := range p.byShape[s.idx] {
+			if counts[f.g] <= 0 {
+				continue
+			}
+			if rowOf[f.g] < 0 {
+				rowOf[f.g] = len(rows)
+				rows = append(rows, f.g)
+			}
+			if it, ok := p.newFamItem(s, rowOf[f.g], f.g, f, counts); ok {
+				items = append(items, it)
+				seen |= f.mask
+			}
+		}
+		for m := seen; m != 0; m &= m - 1 {
+			o := bits.TrailingZeros64(m)
+			fams = append(fams, colFamily{s: s, o: o, price: s.offerings[o].Price, all: items})
+		}
+	}
+	if len(rows) == 0 {
+		return rowOf, rows, fams
+	}
+	// Most families are dominated: drop them before building their item lists.
+	fams = dropDominated(fams, len(rows))
+	for i := range fams {
+		fams[i].keepOffering()
+	}
+	return rowOf, rows, fams
+}
+
+// keepOffering narrows the family's items, while building, to those its offering accepts.
+func (f *colFamily) keepOffering() {
+	bit := uint64(1) << uint(f.o)
+	k := 0
+	for _, it := range f.all {
+		if it.e.mask&bit != 0 {
+			k++
+		}
+	}
+	f.items = make([]famItem, 0, k)
+	for _, it := range f.all {
+		if it.e.mask&bit != 0 {
+			f.items = append(f.items, it)
+		}
+	}
+	f.all = nil
+}
