@@ -10,5 +10,9 @@
 //
 //	go test -timeout 40m ./examples/e2e/   # first run: builds the control plane
 //	go test ./examples/e2e/                # later runs: about two minutes
-//	NODEPLAN_E2E=0 go test ./examples/...  # skip it
+//	NODEPLAN_E2E=0 go test ./examples/e2e/...  # skip it
+//
+// examples/e2e is a module of its own (k8s.io/kubernetes and its staging modules stay out of
+// the examples module), so `./examples/...` does not reach it: the README's test command names
+// `./examples/e2e/...` too.
 package e2e
