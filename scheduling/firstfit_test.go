@@ -28,7 +28,7 @@ func firstFitCost(t *testing.T, in Input) (float64, int) {
 	p.claims = claims
 	copy(p.remaining, rem)
 	p.enforceTopology()
-	res := p.result()
+	res := p.result(p.rejectMinValues())
 	return res.Cost, len(res.Unschedulable)
 }
 

@@ -17,9 +17,10 @@ func (p *problem) groupsByValue() []*group {
 	return gs
 }
 
-// result turns the working state into a Result: pods are handed out to bins and claims in
-// group order, so equal inputs give equal results.
-func (p *problem) result() Result {
+// result turns the working state into a Result, with requests[i] the launch request of
+// p.claims[i] (see rejectMinValues): pods are handed out to bins and claims in group order, so
+// equal inputs give equal results. It decides nothing.
+func (p *problem) result(requests []NewNodeClaim) Result {
 	var res Result
 	cursor := make([]int, len(p.groups))
 	take := func(g int, k int64) []string {
@@ -46,28 +47,8 @@ func (p *problem) result() Result {
 	slices.SortFunc(res.Existing, byName)
 	slices.SortFunc(res.InFlight, byName)
 
-	p.finishLimits()
-	// Claims with the same shape, offerings and pods get the same launch request: build it once.
-	memo := map[string]memoClaim{}
-	for _, c := range p.claims {
-		key := claimKey(c)
-		mc, seen := memo[key]
-		if !seen {
-			mc.nc, mc.ok = p.newNodeClaim(c)
-			memo[key] = mc
-		}
-		nc, ok := mc.nc.clone(), mc.ok
-		if !ok {
-			// minValues cannot be met for these pods together: they stay pending.
-			for _, x := range c.placed {
-				p.remaining[x.g] += x.k
-				if p.minValuesHit == nil {
-					p.minValuesHit = map[int]bool{}
-				}
-				p.minValuesHit[x.g] = true
-			}
-			continue
-		}
+	for i, c := range p.claims {
+		nc := requests[i]
 		for _, x := range c.placed {
 			nc.Pods = append(nc.Pods, take(x.g, x.k)...)
 		}
@@ -91,6 +72,40 @@ func (p *problem) result() Result {
 	}
 	slices.SortFunc(res.Unschedulable, func(a, b Unschedulable) int { return strings.Compare(a.Pod, b.Pod) })
 	return res
+}
+
+// rejectMinValues builds every planned claim's launch request and takes back the pods of the
+// claims whose instance-type options cannot meet their pool's minValues together: those pods
+// stay pending (ReasonMinValues), and the claims are dropped. It returns the requests of the
+// claims kept, in p.claims order.
+func (p *problem) rejectMinValues() []NewNodeClaim {
+	p.finishLimits()
+	// Claims with the same shape, offerings and pods get the same launch request: build it once.
+	memo := map[string]memoClaim{}
+	requests := make([]NewNodeClaim, 0, len(p.claims))
+	kept := p.claims[:0]
+	for _, c := range p.claims {
+		key := claimKey(c)
+		mc, seen := memo[key]
+		if !seen {
+			mc.nc, mc.ok = p.newNodeClaim(c)
+			memo[key] = mc
+		}
+		if !mc.ok {
+			for _, x := range c.placed {
+				p.remaining[x.g] += x.k
+				if p.minValuesHit == nil {
+					p.minValuesHit = map[int]bool{}
+				}
+				p.minValuesHit[x.g] = true
+			}
+			continue
+		}
+		kept = append(kept, c)
+		requests = append(requests, mc.nc.clone())
+	}
+	p.claims = kept
+	return requests
 }
 
 type memoClaim struct {

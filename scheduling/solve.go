@@ -1,10 +1,8 @@
 package scheduling
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 )
 
 // defaultImprovementRounds bounds the local search: each round re-sizes every node and tries
@@ -24,7 +22,29 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 	return solveWithPreferences(ctx, &in)
 }
 
-// solveOnce runs one solve with the given preferences treated as requirements.
+// solveOnce runs one solve with the given preferences treated as requirements. These are its
+// steps, in order; each names the state it writes.
+//
+//  1. newProblem builds the model: pod groups (split and capped for topology), pools, shapes,
+//     existing room (bins), which group fits which shape (fits). Later steps read it; what
+//     they write is the packing state below.
+//  2. startRelaxedBound proves, on the other core, the bound on the problem without topology
+//     when topology split or pinned groups (see topologyFreeBound).
+//  3. valuePods runs the column generation over every group and shape: the pods' values (the
+//     duals) that order every later choice, the LP's patterns, and the bound where it holds
+//     on this problem. Writes each group's value.
+//  4. placeOnBins fills existing nodes and in-flight claims. Writes p.remaining and the bins.
+//  5. packNewNodes, pool by pool in weight order, plans new nodes for what is left: rounds the
+//     LP's patterns, packs the rest greedily, improves by local search (racing a
+//     first-fit-decreasing packing on small plain pools). Writes p.claims, p.remaining and the
+//     pool's usage against its limits.
+//  6. placeWith puts groups that must share a node with another group's pods on those nodes;
+//     returnDropped gives back pods a packer set aside.
+//  7. enforceTopology takes back pods whose spread or affinity partners could not be placed.
+//  8. rejectMinValues builds each claim's launch request and takes back the pods of claims
+//     whose options cannot meet their pool's minValues.
+//  9. result writes the Result and explains every pod left.
+//  10. finalBound settles the lower bound for the pods the plan places.
 func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("scheduling: %w", err)
@@ -33,34 +53,47 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
+	relaxed := p.startRelaxedBound(in, prefs)
+	// Every return waits for it: Solve leaves no goroutine behind.
+	defer relaxed.wait()
+	counts := p.pendingCounts()
+	lb, global := p.valuePods(counts)
+	p.placeOnBins()
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("scheduling: %w", err)
+	}
+	for _, pl := range p.pools {
+		p.packNewNodes(pl, global, counts)
+		if err := ctx.Err(); err != nil {
+			return Result{}, fmt.Errorf("scheduling: %w", err)
+		}
+	}
+	p.placeWith()
+	p.returnDropped()
+	p.enforceTopology()
+	requests := p.rejectMinValues()
+	res := p.result(requests)
+	if res.LowerBound, err = p.finalBound(relaxed, lb, counts, res.Unschedulable); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// pendingCounts returns how many pending pods each group has.
+func (p *problem) pendingCounts() []int64 {
 	counts := make([]int64, len(p.groups))
 	for _, g := range p.groups {
 		counts[g.id] = int64(len(g.pods))
 	}
-	// Where groups were split or pinned for topology, the bound is proved on the relaxed
-	// problem (topologyFreeBound); this one needs only its values. That proof needs only the pods
-	// and which of them the plan places; usually it places all, so it starts now, on the other
-	// core, and is redone only if the plan leaves pods out. The two problems share nothing
-	// they write.
-	p.noProof = p.relaxable
-	var early chan boundResult
-	if p.relaxable && !in.Options.SkipLowerBound {
-		early = make(chan boundResult, 1)
-		base := p.base
-		go func() {
-			lb, err := topologyFreeBound(in, prefs, base, nil)
-			early <- boundResult{lb, err}
-		}()
-		// Every return waits for it: Solve leaves no goroutine behind.
-		defer func() {
-			if early != nil {
-				<-early
-			}
-		}()
-	}
+	return counts
+}
+
+// valuePods values one pod of each group for the packers, and proves the lower bound on this
+// problem unless no proof is wanted or it is proved on the relaxed problem instead.
+func (p *problem) valuePods(counts []int64) (float64, cgResult) {
 	var lb float64
 	var global cgResult
-	if in.Options.SkipLowerBound {
+	if p.in.Options.SkipLowerBound {
 		// No proof wanted: value pods cheaply for filling existing room, and run the column
 		// generation only for what is left for new nodes (in disruption simulations, usually
 		// nothing).
@@ -69,112 +102,86 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 		lb, global = p.lowerBound(counts)
 	}
 	p.setValues(global.values)
-	p.placeOnBins()
-	if err := ctx.Err(); err != nil {
-		return Result{}, fmt.Errorf("scheduling: %w", err)
-	}
-	rounds := in.Options.ImprovementRounds
-	if rounds == 0 {
-		rounds = defaultImprovementRounds
-	}
-	rem := make([]int64, len(p.groups))
-	for _, pl := range p.pools {
-		any := false
-		same := len(p.pools) == 1 && !in.Options.SkipLowerBound
-		for _, g := range p.groups {
-			rem[g.id] = 0
-			if p.poolOK[g.id][pl.idx] && p.remaining[g.id] > 0 {
-				rem[g.id] = p.remaining[g.id]
-				any = true
-			}
-			same = same && rem[g.id] == counts[g.id]
-		}
-		if !any {
-			continue
-		}
-		cg := global
-		if !same {
-			// Pods went to existing room or to other pools: price this pool's part alone.
-			cg = p.columnGeneration(rem, pl.shapes)
-			p.setValues(cg.values)
-		}
-		for _, g := range p.groups {
-			if g.single != nil && g.single.placed {
-				p.drop(rem, g.id)
-			}
-		}
-		plain := p.plainPool(pl, rem)
-		before, usedBefore, nodesBefore := slices.Clone(rem), pl.used.clone(), pl.nodesUsed
-		claims := p.roundPatterns(pl, cg, rem)
-		claims = append(claims, p.packPool(pl, rem)...)
-		if rounds > 0 {
-			claims = p.improve(claims, rounds)
-		}
-		if plain {
-			// Small plain pools: also pack first-fit-decreasing and keep the cheaper plan
-			// (placing at least as many pods), so the solver never loses to the baseline.
-			lpRem, lpUsed, lpNodes := slices.Clone(rem), pl.used.clone(), pl.nodesUsed
-			copy(rem, before)
-			pl.used, pl.nodesUsed = usedBefore.clone(), nodesBefore
-			alt := p.packFFD(pl, rem)
-			if rounds > 0 {
-				alt = p.improve(alt, rounds)
-			}
-			if sum(rem) > sum(lpRem) || claimsCost(alt) >= claimsCost(claims)-1e-12 {
-				copy(rem, lpRem)
-				pl.used, pl.nodesUsed = lpUsed, lpNodes
-			} else {
-				claims = alt
-			}
-		}
-		p.claims = append(p.claims, claims...)
-		for _, g := range p.groups {
-			if p.poolOK[g.id][pl.idx] && p.remaining[g.id] > 0 {
-				p.remaining[g.id] = rem[g.id]
-				if rem[g.id] > 0 {
-					if p.limitHit[g.id] == nil {
-						p.limitHit[g.id] = map[int]bool{}
-					}
-					p.limitHit[g.id][pl.idx] = true
-				}
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return Result{}, fmt.Errorf("scheduling: %w", err)
-		}
-	}
-	p.placeWith()
+	return lb, global
+}
+
+// returnDropped gives back the pods packers took out of packing for good (see drop): they
+// stay pending.
+func (p *problem) returnDropped() {
 	for g, n := range p.dropped {
 		p.remaining[g] += n
 	}
-	p.enforceTopology()
-	res := p.result()
-	// The bound covers the pods the plan places; when some could not be placed, find the
-	// bound for the placed ones alone.
-	unplaced := false
+}
+
+// relaxedBound is the lower bound proved on the relaxed problem (topologyFreeBound), started
+// while the plan is packed. Its zero value (nil channel) stands for no such proof.
+type relaxedBound struct {
+	ch   chan boundResult
+	done *boundResult
+}
+
+type boundResult struct {
+	lb  float64
+	err error
+}
+
+// startRelaxedBound starts the proof on the relaxed problem where this one is relaxable
+// (applyTopology split, pinned or capped groups), and spares this problem its own proof. The
+// proof needs only the pods and which of them the plan places; usually it places all, so it
+// starts now, on the other core, and is redone only if the plan leaves pods out. The two
+// problems share nothing they write.
+func (p *problem) startRelaxedBound(in *Input, prefs preferences) *relaxedBound {
+	p.noProof = p.relaxable
+	r := &relaxedBound{}
+	if !p.relaxable || in.Options.SkipLowerBound {
+		return r
+	}
+	r.ch = make(chan boundResult, 1)
+	base := p.base
+	go func() {
+		lb, err := topologyFreeBound(in, prefs, base, nil)
+		r.ch <- boundResult{lb, err}
+	}()
+	return r
+}
+
+// wait returns the proof's result, waiting for it once; it may be called any number of times.
+func (r *relaxedBound) wait() boundResult {
+	if r.done == nil {
+		if r.ch == nil {
+			r.done = &boundResult{}
+		} else {
+			res := <-r.ch
+			r.done = &res
+		}
+	}
+	return *r.done
+}
+
+// finalBound is the lower bound reported for the plan: it covers the pods the plan places, so
+// where some could not be placed it is proved again for the placed ones alone.
+func (p *problem) finalBound(relaxed *relaxedBound, lb float64, counts []int64, unplaced []Unschedulable) (float64, error) {
+	switch {
+	case p.in.Options.SkipLowerBound:
+		return lb, nil
+	case p.relaxable:
+		r := relaxed.wait()
+		if r.err == nil && len(unplaced) > 0 {
+			return topologyFreeBound(p.in, p.prefs, p.base, unplaced)
+		}
+		return r.lb, r.err
+	}
+	left := false
 	for _, g := range p.groups {
 		if p.remaining[g.id] > 0 {
-			unplaced = true
+			left = true
 			counts[g.id] -= p.remaining[g.id]
 		}
 	}
-	switch {
-	case in.Options.SkipLowerBound:
-	case p.relaxable:
-		r := <-early
-		early = nil
-		lb, err = r.lb, r.err
-		if err == nil && len(res.Unschedulable) > 0 {
-			lb, err = topologyFreeBound(in, prefs, p.base, res.Unschedulable)
-		}
-		if err != nil {
-			return Result{}, err
-		}
-	case unplaced:
+	if left {
 		lb, _ = p.lowerBound(counts)
 	}
-	res.LowerBound = lb
-	return res, nil
+	return lb, nil
 }
 
 // topologyFreeBound proves the lower bound for the pods not in unplaced on the problem without the
@@ -205,51 +212,12 @@ func topologyFreeBound(in *Input, prefs preferences, base []*group, unplaced []U
 	return lb, nil
 }
 
-type boundResult struct {
-	lb  float64
-	err error
-}
-
 func sum(xs []int64) int64 {
 	t := int64(0)
 	for _, x := range xs {
 		t += x
 	}
 	return t
-}
-
-// drop takes a group's remaining pods out of this pool's packing for good: they stay pending
-// (a group that must share one node already has its node).
-func (p *problem) drop(rem []int64, g int) {
-	if p.dropped == nil {
-		p.dropped = map[int]int64{}
-	}
-	p.dropped[g] += rem[g]
-	rem[g] = 0
-}
-
-// singles caps a pattern's copies at one when it holds a group that must share one node, and
-// marks such groups placed.
-func (p *problem) singles(k int64, placed []placement) int64 {
-	for _, x := range placed {
-		if p.groups[x.g].single != nil {
-			return min(k, 1)
-		}
-	}
-	return k
-}
-
-func (p *problem) afterPlace(rem []int64, placed []placement) {
-	for _, x := range placed {
-		if g := p.groups[x.g]; g.single != nil {
-			g.single.placed = true
-			for _, h := range p.groups {
-				if h.single == g.single {
-					p.drop(rem, h.id)
-				}
-			}
-		}
-	}
 }
 
 // setValues gives every group its pod value (a tiny one by size when the bound gives none, so
@@ -262,171 +230,4 @@ func (p *problem) setValues(values []float64) {
 		}
 	}
 	p.orderFits()
-}
-
-// roundPatterns turns the LP solution into nodes: ⌊λ⌋ copies of every pattern, as the remaining
-// pods and the pool's limits allow. rem is decremented.
-func (p *problem) roundPatterns(pl *pool, cg cgResult, rem []int64) []*claim {
-	var out []*claim
-	for i, pat := range cg.basis {
-		if pat.s.pool != pl {
-			continue
-		}
-		k := int64(cg.lambda[i] + 1e-9)
-		for _, x := range pat.placed {
-			k = min(k, rem[x.g]/x.k)
-		}
-		if k <= 0 || !p.withinLimits(pl, pat.s, 1) {
-			continue
-		}
-		k = p.singles(p.limitCopies(pl, pat.s, k), pat.placed)
-		mask := fullMask(len(pat.s.offerings))
-		used := make(vec, len(p.dims.names))
-		value := 0.0
-		for _, x := range pat.placed {
-			e, _ := p.fit(pat.s, x.g)
-			mask &= e.mask
-			used.addScaled(p.groups[x.g].req, x.k)
-			value += float64(x.k) * p.groups[x.g].value
-		}
-		for range k {
-			out = append(out, &claim{shape: pat.s, mask: mask, used: used.clone(), placed: slices.Clone(pat.placed), value: value})
-		}
-		for _, x := range pat.placed {
-			rem[x.g] -= x.k * k
-		}
-		p.afterPlace(rem, pat.placed)
-		pl.used.addScaled(pat.s.capacity, k)
-		pl.nodesUsed += k
-	}
-	return out
-}
-
-// placeOnBins puts pending pods on existing nodes and in-flight claims, largest groups first,
-// each into the fullest room that takes it.
-func (p *problem) placeOnBins() {
-	// Pods that can only use existing room go first, so pods that could have a new node do not
-	// take the room they need; then the most valuable.
-	order := p.groupsByValue()
-	if p.prefs.largestFirst {
-		slices.SortStableFunc(order, func(a, b *group) int {
-			return cmp.Or(cmp.Compare(b.req[dimCPU], a.req[dimCPU]), cmp.Compare(b.req[dimMemory], a.req[dimMemory]))
-		})
-	}
-	slices.SortStableFunc(order, func(a, b *group) int {
-		return cmp.Compare(boolInt(p.canUseNew(a)), boolInt(p.canUseNew(b)))
-	})
-	for _, g := range order {
-		if p.remaining[g.id] == 0 || g.with != nil || (g.single != nil && g.single.placed) {
-			continue
-		}
-		for _, b := range p.bins {
-			if p.remaining[g.id] == 0 {
-				break
-			}
-			if !b.admits(g) || b.conflictsWith(p, g) {
-				continue
-			}
-			limit := min(p.remaining[g.id], g.room(b.placed, b.name))
-			k := maxCopies(g.req, b.free, limit)
-			if k <= 0 {
-				continue
-			}
-			b.free.addScaled(g.req, -k)
-			b.placed = addPlacement(b.placed, g.id, k)
-			p.remaining[g.id] -= k
-			if g.single != nil {
-				g.single.placed = true
-				break
-			}
-		}
-	}
-}
-
-func (p *problem) canUseNew(g *group) bool { return slices.Contains(p.poolOK[g.id], true) }
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// placeWith places groups that must share nodes with another group (required pod affinity over
-// hostnames to pending pods) onto the nodes planned or found for that group.
-func (p *problem) placeWith() {
-	for _, g := range p.groups {
-		h := g.with
-		if h == nil || p.remaining[g.id] == 0 {
-			continue
-		}
-		for _, b := range p.bins {
-			if p.remaining[g.id] == 0 {
-				break
-			}
-			if placedOf(b.placed, h.id) == 0 || !b.admits(g) || b.conflictsWith(p, g) {
-				continue
-			}
-			k := maxCopies(g.req, b.free, min(p.remaining[g.id], g.room(b.placed, b.name)))
-			if k > 0 {
-				b.free.addScaled(g.req, -k)
-				b.placed = addPlacement(b.placed, g.id, k)
-				p.remaining[g.id] -= k
-			}
-		}
-		for _, c := range p.claims {
-			if p.remaining[g.id] == 0 {
-				break
-			}
-			if placedOf(c.placed, h.id) == 0 {
-				continue
-			}
-			e, ok := p.fitOnShape(g, c.shape)
-			if !ok || c.mask&e.mask == 0 || !p.canJoin(c.shape, e, c.placed) {
-				continue
-			}
-			free := c.shape.alloc.clone()
-			free.sub(c.used)
-			k := maxCopies(g.req, free, min(p.remaining[g.id], g.room(c.placed, "")))
-			if k <= 0 {
-				continue
-			}
-			c.used.addScaled(g.req, k)
-			c.mask &= e.mask
-			c.placed = addPlacement(slices.Clone(c.placed), g.id, k)
-			c.value += float64(k) * g.value
-			p.remaining[g.id] -= k
-		}
-	}
-}
-
-// fitOnShape checks, outside the precomputed fits, whether group g may go on shape s.
-func (p *problem) fitOnShape(g *group, s *shape) (fitEntry, bool) {
-	if _, blocked := p.untolerated(g.tolerations, s.pool.np.Template.Taints); blocked || !g.req.fitsIn(s.alloc) {
-		return fitEntry{}, false
-	}
-	if _, clash := portsConflict(g.ports, s.dsPorts); clash {
-		return fitEntry{}, false
-	}
-	for ai, alt := range g.alts {
-		if s.reqs.Compatible(alt) == nil {
-			if m := offeringMask(s, alt); m != 0 {
-				return fitEntry{g: g.id, mask: m, alt: ai}, true
-			}
-		}
-	}
-	return fitEntry{}, false
-}
-
-func (b *bin) conflictsWith(p *problem, g *group) bool {
-	for _, x := range b.placed {
-		if x.g != g.id {
-			for _, c := range g.conflicts {
-				if c == x.g {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }

@@ -1,0 +1,200 @@
+package scheduling
+
+import (
+	"slices"
+)
+
+// Packing new nodes, pool by pool. The packers (roundPatterns and packPool, packFFD, the local
+// search in improve.go) write three things: the claims they return, the remaining pod counts
+// they are handed, and the pool's usage against its limits. A packing is those three as a
+// value, so two packers can each start from the same one and the cheaper result be kept.
+
+// poolUsage is what a pool's nodes — existing, in flight and planned — take against its limits.
+type poolUsage struct {
+	used  vec
+	nodes int64
+}
+
+// usage returns a copy of the pool's usage.
+func (pl *pool) usage() poolUsage { return poolUsage{used: pl.used.clone(), nodes: pl.nodesUsed} }
+
+// setUsage makes u (a copy of it) the pool's usage.
+func (pl *pool) setUsage(u poolUsage) { pl.used, pl.nodesUsed = u.used.clone(), u.nodes }
+
+// packing is one packer's plan for a pool: its claims, the pods it left (per group id), and
+// the pool's usage with its claims.
+type packing struct {
+	claims []*claim
+	rem    []int64
+	usage  poolUsage
+}
+
+// runPacker runs pack from the packing from (which has no claims yet), on copies: the pool's
+// usage is set to from's while it runs.
+func runPacker(pl *pool, from packing, pack func(rem []int64) []*claim) packing {
+	pl.setUsage(from.usage)
+	rem := slices.Clone(from.rem)
+	claims := pack(rem)
+	return packing{claims: claims, rem: rem, usage: pl.usage()}
+}
+
+// packNewNodes plans new nodes in pool pl for the pods left that the pool may take, and
+// commits the plan to p.claims, p.remaining and the pool's usage. global is the column
+// generation over every group (reused when this pool has all of them), counts each group's
+// pending pods.
+func (p *problem) packNewNodes(pl *pool, global cgResult, counts []int64) {
+	rem, same := p.poolShare(pl, counts)
+	if rem == nil {
+		return
+	}
+	cg := global
+	if !same {
+		// Pods went to existing room or to other pools: price this pool's part alone.
+		cg = p.columnGeneration(rem, pl.shapes)
+		p.setValues(cg.values)
+	}
+	for _, g := range p.groups {
+		if g.single != nil && g.single.placed {
+			p.drop(rem, g.id)
+		}
+	}
+	rounds := p.in.Options.ImprovementRounds
+	if rounds == 0 {
+		rounds = defaultImprovementRounds
+	}
+	plain := p.plainPool(pl, rem)
+	start := packing{rem: rem, usage: pl.usage()}
+	best := runPacker(pl, start, func(rem []int64) []*claim {
+		claims := p.roundPatterns(pl, cg, rem)
+		claims = append(claims, p.packPool(pl, rem)...)
+		if rounds > 0 {
+			claims = p.improve(claims, rounds)
+		}
+		return claims
+	})
+	if plain {
+		// Small plain pools: also pack first-fit-decreasing and keep the cheaper plan
+		// (placing at least as many pods), so the solver never loses to the baseline.
+		alt := runPacker(pl, start, func(rem []int64) []*claim {
+			claims := p.packFFD(pl, rem)
+			if rounds > 0 {
+				claims = p.improve(claims, rounds)
+			}
+			return claims
+		})
+		if sum(alt.rem) <= sum(best.rem) && claimsCost(alt.claims) < claimsCost(best.claims)-1e-12 {
+			best = alt
+		}
+	}
+	p.commitPacking(pl, best)
+}
+
+// poolShare returns the remaining pods of the groups pool pl may take (nil when there are
+// none), and whether that is every pending pod of every group, so that the column generation
+// over all of them holds for this pool as it is.
+func (p *problem) poolShare(pl *pool, counts []int64) (rem []int64, same bool) {
+	rem = make([]int64, len(p.groups))
+	any := false
+	same = len(p.pools) == 1 && !p.in.Options.SkipLowerBound
+	for _, g := range p.groups {
+		if p.poolOK[g.id][pl.idx] && p.remaining[g.id] > 0 {
+			rem[g.id] = p.remaining[g.id]
+			any = true
+		}
+		same = same && rem[g.id] == counts[g.id]
+	}
+	if !any {
+		return nil, false
+	}
+	return rem, same
+}
+
+// commitPacking makes pk the pool's plan: its claims join p.claims, its pods left become the
+// groups' remaining, marked as given up by this pool for the explanations.
+func (p *problem) commitPacking(pl *pool, pk packing) {
+	pl.setUsage(pk.usage)
+	p.claims = append(p.claims, pk.claims...)
+	for _, g := range p.groups {
+		if p.poolOK[g.id][pl.idx] && p.remaining[g.id] > 0 {
+			p.remaining[g.id] = pk.rem[g.id]
+			if pk.rem[g.id] > 0 {
+				if p.limitHit[g.id] == nil {
+					p.limitHit[g.id] = map[int]bool{}
+				}
+				p.limitHit[g.id][pl.idx] = true
+			}
+		}
+	}
+}
+
+// roundPatterns turns the LP solution into nodes: ⌊λ⌋ copies of every pattern, as the remaining
+// pods and the pool's limits allow. rem is decremented.
+func (p *problem) roundPatterns(pl *pool, cg cgResult, rem []int64) []*claim {
+	var out []*claim
+	for i, pat := range cg.basis {
+		if pat.s.pool != pl {
+			continue
+		}
+		k := int64(cg.lambda[i] + 1e-9)
+		for _, x := range pat.placed {
+			k = min(k, rem[x.g]/x.k)
+		}
+		if k <= 0 || !p.withinLimits(pl, pat.s, 1) {
+			continue
+		}
+		k = p.singles(p.limitCopies(pl, pat.s, k), pat.placed)
+		mask := fullMask(len(pat.s.offerings))
+		used := make(vec, len(p.dims.names))
+		value := 0.0
+		for _, x := range pat.placed {
+			e, _ := p.fit(pat.s, x.g)
+			mask &= e.mask
+			used.addScaled(p.groups[x.g].req, x.k)
+			value += float64(x.k) * p.groups[x.g].value
+		}
+		for range k {
+			out = append(out, &claim{shape: pat.s, mask: mask, used: used.clone(), placed: slices.Clone(pat.placed), value: value})
+		}
+		for _, x := range pat.placed {
+			rem[x.g] -= x.k * k
+		}
+		p.afterPlace(rem, pat.placed)
+		pl.used.addScaled(pat.s.capacity, k)
+		pl.nodesUsed += k
+	}
+	return out
+}
+
+// drop takes a group's remaining pods out of this pool's packing for good: they stay pending
+// (a group that must share one node already has its node).
+func (p *problem) drop(rem []int64, g int) {
+	if p.dropped == nil {
+		p.dropped = map[int]int64{}
+	}
+	p.dropped[g] += rem[g]
+	rem[g] = 0
+}
+
+// singles caps a pattern's copies at one when it holds a group that must share one node, and
+// marks such groups placed.
+func (p *problem) singles(k int64, placed []placement) int64 {
+	for _, x := range placed {
+		if p.groups[x.g].single != nil {
+			return min(k, 1)
+		}
+	}
+	return k
+}
+
+func (p *problem) afterPlace(rem []int64, placed []placement) {
+	for _, x := range placed {
+		if g := p.groups[x.g]; g.single != nil {
+			g.single.placed = true
+			for _, h := range p.groups {
+				if h.single == g.single {
+					p.drop(rem, h.id)
+				}
+			}
+		}
+	}
+}
