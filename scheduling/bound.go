@@ -3,7 +3,7 @@ package scheduling
 import "math"
 
 // lowerBound returns a $/h no plan placing counts[g] pods of every group can beat, the pod
-// values behind it, and the column-generation result it came from (see patterns.go for the
+// values behind it, and the column-generation result it came from (see colgen.go for the
 // configuration LP and why its bound is valid at every iteration).
 //
 // Existing room is free but finite: a bin can hold at most the value of the pods that may go

@@ -93,6 +93,31 @@
 // every NodePool considered, a sentence for people — which taint, which requirement, which limit,
 // which zone, which spread and its domain counts, and the nearest instance type that missed.
 //
+// # Inside
+//
+// solveOnce in solve.go lists the steps of a solve in order; each is one function, named there
+// with the state it writes. The model is built once by newProblem (problem.go): the pod groups
+// (group.go), split and capped for topology (topology.go, podterm.go, hostport.go); the pools
+// and their shapes, one per instance type as a node of the pool (shape.go, dominance.go); the
+// existing nodes and in-flight claims as bins (bin.go); and which group fits which shape,
+// through which offerings (problem.go). The packing state is what the steps write: the pods
+// each group has left, the planned claims, each pool's usage against its limits. The steps:
+//
+//   - valuePods (solve.go) runs the column generation (colgen.go) over column families
+//     (families.go), priced by an integer knapsack (knapsack.go) on a simplex master (lp.go);
+//     its duals value the pods, and it proves the lower bound (bound.go);
+//   - placeOnBins and placeWith (place.go) fill existing room and partners' nodes;
+//   - packNewNodes (packing.go) plans each pool's new nodes: rounding the LP's patterns, a
+//     greedy packer (pack.go), a local search (improve.go), and on small plain pools a race
+//     with first-fit-decreasing (ffd.go), each packer working on a packing value;
+//   - enforceTopology (postcheck.go) takes back pods whose spread or affinity partners were
+//     not placed; rejectMinValues (output.go) takes back the pods of claims whose options
+//     cannot meet minValues;
+//   - result (output.go) writes the Result, and explain.go the reasons for every pod left.
+//
+// Preferences (preferences.go) wrap the whole: solveWithPreferences runs solveOnce with soft
+// constraints treated as hard, then relaxes them kind by kind.
+//
 // # Usage
 //
 //	res, err := scheduling.Solve(ctx, scheduling.Input{
