@@ -295,7 +295,7 @@ func TestInterruptionHonoursPDB(t *testing.T) {
 		t.Fatal("the interrupted instance was deleted while its PDB held the pod")
 	}
 	h.until(2*time.Minute, "the interrupted instance deleted", gone)
-	if n := h.logs.count("deleted pod: terminationGracePeriod elapsed"); n != 1 {
+	if n := h.logs.count("deleted pod: the node's terminationGracePeriod is running out"); n != 1 {
 		t.Errorf("force deletions = %d, want 1; logs:\n%s", n, h.logs.String())
 	}
 	h.until(2*time.Minute, "the pod running again", func() bool { return h.running() == 1 })
