@@ -64,7 +64,7 @@ type Node struct {
 	CapacityType nodeplan.CapacityType
 	// Price is what the node costs in USD per hour. Zero means unknown: the planner then uses
 	// the catalog's price for the type, zone and capacity type, and without one will delete the
-	// node but never replace it.
+	// node but never replace it. Options.Scheduling.NodeCost is added to it (to a known price).
 	Price float64
 	// Created is when the node's claim was created; expireAfter counts from it.
 	Created time.Time

@@ -36,10 +36,15 @@ func (p *planner) judgedPrice(claims []scheduling.NewNodeClaim) float64 {
 				}
 			}
 		}
-		total += worst
+		total += worst + p.nodeCost(c.NodePool)
 	}
 	return total
 }
+
+// nodeCost is what a node of the pool costs beyond its instance's price
+// (Options.Scheduling.NodeCost): added to the price of every node the planner weighs, existing
+// or replacement, as the solver adds it to every offering.
+func (p *planner) nodeCost(pool string) float64 { return p.opts.Scheduling.NodeCost.For(pool) }
 
 // launchFlexibility is how much dearer than the cheapest a replacement's other instance-type
 // options may be: room for the cloud to find capacity, at a bounded cost to the saving.
@@ -97,6 +102,7 @@ func (p *planner) judgeReplacement(set []*nstate, price float64, claims []schedu
 			if !ok {
 				continue
 			}
+			w += p.nodeCost(c.NodePool)
 			if oneToOne && name == set[0].in.InstanceType && offersCapacityType(it, rs, set[0].in.CapacityType) {
 				likeForLike = name
 				continue

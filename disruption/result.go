@@ -54,7 +54,8 @@ type Command struct {
 	// any. They go pending and the provisioner takes them.
 	Unplaced []string
 	// Price is the $/h of Nodes now; ReplacementPrice the $/h of Replacements judged at the
-	// worst price any of their options could launch at; Savings the difference.
+	// worst price any of their options could launch at; Savings the difference. Every node's
+	// price includes its pool's Options.Scheduling.NodeCost.
 	Price, ReplacementPrice, Savings float64
 	// Disruption is the eviction cost of Pods (Karpenter's: 1 per node plus each pod's cost
 	// from priority and pod-deletion-cost).

@@ -123,7 +123,9 @@ func newPlanner(ctx context.Context, in *Input) *planner {
 	for i := range in.Nodes {
 		n := &in.Nodes[i]
 		s := &nstate{in: n, name: n.Name(), pool: p.pools[n.NodePool]}
-		s.price = p.nodePrice(n)
+		if s.price = p.nodePrice(n); s.price > 0 {
+			s.price += p.nodeCost(n.NodePool)
+		}
 		used := corev1.ResourceList{} // pods the quick path cannot sum
 		var quick vec
 		var kept []*corev1.Pod

@@ -24,6 +24,14 @@
 // goes to the highest-weight NodePool that can take it, as in Karpenter; a pool's limits count
 // existing, in-flight and planned nodes.
 //
+// # What a node costs
+//
+// A node costs more than its instance: a root volume, perhaps a public IPv4 address, per-host
+// licences, and load on the control plane. [Options.NodeCost] states it per node and per
+// NodePool, and the solver adds it to every offering price it weighs — packing, local search
+// and lower bound alike — so where it is large enough fewer, larger nodes win. [Result.Cost]
+// includes it and [Result.NodeCost] is that part; each claim's Offering keeps its list price.
+//
 // # How long it takes
 //
 // The column generation runs on a work budget that is counted, not timed (about 1,000 units of

@@ -40,7 +40,11 @@ func goldenScenarios(t *testing.T) map[string]Input {
 	antiAffinity(prefAnti, nodeplan.LabelHostname, false)
 	four := int32(4)
 	return map[string]Input{
-		"three-plus-one-vcpu":        {Pods: []*corev1.Pod{pod("big", "3", ""), pod("small", "1", "")}, NodePools: pool, InstanceTypes: small},
+		"three-plus-one-vcpu": {Pods: []*corev1.Pod{pod("big", "3", ""), pod("small", "1", "")}, NodePools: pool, InstanceTypes: small},
+		// With $0.15/h per node (a root volume, an IPv4 address, a monitoring agent...), one
+		// 8-vCPU node ($0.55/h) beats a 4 and a 2 ($0.60/h).
+		"three-plus-one-vcpu-node-cost": {Pods: []*corev1.Pod{pod("big", "3", ""), pod("small", "1", "")}, NodePools: pool, InstanceTypes: small,
+			Options: Options{NodeCost: NodeCost{PerNode: 0.05, Pools: map[string]float64{"default": 0.10}}}},
 		"two-five-vcpu-pricey-c16":   {Pods: pods("five", 2, "5", ""), NodePools: pool, InstanceTypes: pricey},
 		"inflate-30":                 {Pods: pods("inflate", 30, "1", ""), NodePools: pool, InstanceTypes: small},
 		"mixed-1000-real-catalog":    {Pods: mixedPods(1000), NodePools: pool, InstanceTypes: catalog, DaemonSets: testDaemonSets()},
@@ -99,6 +103,9 @@ func summary(res Result) string {
 		fmt.Fprintf(&b, "  %d × %s\n", counts[k], k)
 	}
 	fmt.Fprintf(&b, "cost: $%.4f/h\nlower bound: $%.4f/h\n", res.Cost, res.LowerBound)
+	if res.NodeCost != 0 {
+		fmt.Fprintf(&b, "node cost: $%.4f/h of the cost\n", res.NodeCost)
+	}
 	reasons := map[string]int{}
 	for _, u := range res.Unschedulable {
 		reasons[string(u.Code)+": "+u.Message]++

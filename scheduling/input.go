@@ -86,6 +86,8 @@ type Options struct {
 	// full of per-node caps (hostname spread, anti-affinity), a cheaper plan. The work is
 	// counted, not timed, so plans stay deterministic.
 	Effort float64
+	// NodeCost is what a node costs beyond its instance's price; the zero value adds nothing.
+	NodeCost NodeCost
 }
 
 // Validate reports every problem with the input at once: pods without a name, duplicate pods,
@@ -142,5 +144,6 @@ func (in *Input) Validate() error {
 	if in.Options.Preferences != "" && in.Options.Preferences != PreferencesCostAware && in.Options.Preferences != PreferencesIgnore {
 		errs = append(errs, fmt.Errorf("scheduling: Options.Preferences %q is not CostAware or Ignore", in.Options.Preferences))
 	}
+	errs = append(errs, in.Options.NodeCost.validate()...)
 	return errors.Join(errs...)
 }

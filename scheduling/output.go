@@ -54,7 +54,8 @@ func (p *problem) result(requests []NewNodeClaim) Result {
 		}
 		slices.Sort(nc.Pods)
 		res.NodeClaims = append(res.NodeClaims, nc)
-		res.Cost += nc.Offering.Price
+		res.Cost += nc.Offering.Price + c.shape.pool.nodeCost
+		res.NodeCost += c.shape.pool.nodeCost
 	}
 	for _, g := range p.groups {
 		n := p.remaining[g.id]
@@ -244,6 +245,7 @@ func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
 		InstanceType: chosen.s.it.Name,
 		Offering:     chosen.s.offerings[chosen.off],
 	}
+	out.Offering.Price = chosen.s.listPrices[chosen.off]
 	return out, true
 }
 

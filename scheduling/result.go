@@ -14,10 +14,14 @@ type Result struct {
 	InFlight []Placement
 	// Unschedulable lists every pending pod that could not be placed, with why, by pod key.
 	Unschedulable []Unschedulable
-	// Cost is the $/h of the new NodeClaims, each at its chosen offering.
+	// Cost is the $/h of the new NodeClaims (len(NodeClaims) nodes), each at its chosen
+	// offering's price plus its pool's Options.NodeCost.
 	Cost float64
+	// NodeCost is the part of Cost that is Options.NodeCost: Cost-NodeCost is what the
+	// instances alone cost.
+	NodeCost float64
 	// LowerBound is a $/h no plan can beat for placing the same pods on new nodes from this
-	// catalog (pods placed on existing capacity count as free). Cost/LowerBound tells how far
+	// catalog, node costs included (pods placed on existing capacity count as free). Cost/LowerBound tells how far
 	// from optimal the plan can be.
 	LowerBound float64
 }

@@ -32,6 +32,9 @@ type pool struct {
 	nodesUsed int64
 	// unknownLimits are limited resources no pod or type mentions; they cannot be exceeded.
 	minValues []nodeplan.Requirement
+	// nodeCost is what each node of the pool costs beyond its instance's price (NodeCost):
+	// every offering price a shape holds includes it.
+	nodeCost float64
 }
 
 // shape is one instance type as a node of one pool: what it offers pods once DaemonSets are
@@ -50,9 +53,11 @@ type shape struct {
 	// the zones and capacity types of its offerings.
 	reqs nodeplan.Requirements
 	// offerings are the available offerings the pool allows, cheapest first (ties: zone,
-	// capacity type). At most 64, so a set of them fits in a uint64.
-	offerings []nodeplan.Offering
-	minPrice  float64
+	// capacity type), priced with the pool's node cost; listPrices are their own prices. At
+	// most 64, so a set of them fits in a uint64.
+	offerings  []nodeplan.Offering
+	listPrices []float64
+	minPrice   float64
 	// narrowKeys are keys other than zone and capacity type for which reqs allows several
 	// values: pods may pin them differently, so mixing pods needs an exact check.
 	narrowKeys []string
@@ -73,7 +78,7 @@ func (p *problem) buildPools(in *Input) {
 		return cmp.Or(cmp.Compare(b.Weight, a.Weight), strings.Compare(a.Name, b.Name))
 	})
 	for _, np := range nps {
-		pl := &pool{idx: len(p.pools), np: np, nodeLimit: -1}
+		pl := &pool{idx: len(p.pools), np: np, nodeLimit: -1, nodeCost: in.Options.NodeCost.For(np.Name)}
 		pl.desc = np.Template.Requirements.
 			Intersect(nodeplan.RequirementsFromLabels(np.Template.Labels)).
 			Add(nodeplan.In(nodeplan.LabelNodePool, np.Name))
@@ -144,13 +149,18 @@ func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType, daemonSets []*ap
 	if len(offs) > maxOfferings {
 		offs = offs[:maxOfferings]
 	}
+	listPrices := make([]float64, len(offs))
+	for i := range offs {
+		listPrices[i] = offs[i].Price
+		offs[i].Price += pl.nodeCost
+	}
 	var zones, cts []string
 	for _, o := range offs {
 		zones = append(zones, o.Zone)
 		cts = append(cts, string(o.CapacityType))
 	}
 	reqs = reqs.Add(nodeplan.In(nodeplan.LabelZone, zones...)).Add(nodeplan.In(nodeplan.LabelCapacityType, cts...))
-	s := &shape{pool: pl, it: it, reqs: reqs, offerings: offs, minPrice: offs[0].Price}
+	s := &shape{pool: pl, it: it, reqs: reqs, offerings: offs, listPrices: listPrices, minPrice: offs[0].Price}
 	s.capacity = p.dims.vec(it.Capacity)
 	s.alloc = p.dims.vec(it.Allocatable())
 	s.ds = make(vec, len(p.dims.names))
