@@ -116,9 +116,12 @@ func (d Disruption) ActiveBudget(reason DisruptionReason, total int, now time.Ti
 // Schedule is a standard five-field cron expression (minute hour day-of-month month
 // day-of-week), evaluated in UTC, as Karpenter's budget schedules are. Fields take *, numbers,
 // ranges a-b, steps */n and a-b/n, and comma lists; months and weekdays also take names (jan,
-// mon); day-of-week 7 is Sunday. The macros @yearly, @annually, @monthly, @weekly, @daily,
-// @midnight and @hourly are accepted. As in cron, when both day-of-month and day-of-week are
-// restricted a day matching either is a hit.
+// mon). The macros @yearly, @annually, @monthly, @weekly, @daily, @midnight and @hourly are
+// accepted. As in cron, when both day-of-month and day-of-week are restricted a day matching
+// either is a hit. The grammar is exactly what Karpenter accepts: it evaluates budgets with
+// github.com/robfig/cron/v3's standard parser, and a test holds this one to it — so day-of-week
+// runs 0–6 (Sunday is 0; the 7 some crons allow is rejected, since Karpenter would never fire
+// such a budget).
 type Schedule struct {
 	expr                          string
 	minute, hour, dom, month, dow uint64 // bitsets
@@ -162,23 +165,21 @@ func ParseSchedule(expr string) (*Schedule, error) {
 	s.hour, _ = parse(1, "hour", 0, 23, nil, 0)
 	s.dom, s.domStar = parse(2, "day-of-month", 1, 31, nil, 0)
 	s.month, _ = parse(3, "month", 1, 12, monthNames, 1)
-	s.dow, s.dowStar = parse(4, "day-of-week", 0, 7, dayNames, 0)
+	s.dow, s.dowStar = parse(4, "day-of-week", 0, 6, dayNames, 0)
 	if err != nil {
 		return nil, err
-	}
-	if s.dow&(1<<7) != 0 {
-		s.dow |= 1
 	}
 	return s, nil
 }
 
 // cronStar reports whether a day field counts as unrestricted when combining day-of-month and
-// day-of-week: some part of it starts with * or ? ("*", "*/2"), as in Vixie cron and in the
-// robfig/cron parser Karpenter uses. So "0 0 */2 * 1" means odd days that are Mondays, not odd
-// days or Mondays.
+// day-of-week, as the robfig/cron parser Karpenter uses decides it: some part of it is * or ?
+// with no step, or a step of 1. A stepped star restricts: "0 0 */2 * 1" fires on odd days and
+// on Mondays, while "0 0 * * 1" fires on Mondays only.
 func cronStar(field string) bool {
 	for _, part := range strings.Split(field, ",") {
-		if strings.HasPrefix(part, "*") || strings.HasPrefix(part, "?") {
+		rng, step, stepped := strings.Cut(part, "/")
+		if (rng == "*" || rng == "?") && (!stepped || step == "1") {
 			return true
 		}
 	}

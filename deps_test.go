@@ -42,6 +42,7 @@ var pure = []string{"", "scheduling", "disruption"}
 var allowedModules = []string{
 	"k8s.io/api", "k8s.io/apimachinery", "github.com/aws/aws-sdk-go-v2", "golang.org/x/sync",
 	"github.com/google/go-cmp", "pgregory.net/rapid",
+	"github.com/robfig/cron/v3", // tests only: Karpenter's cron parser, which budget schedules are held to
 }
 
 var bannedPackages = []string{"k8s.io/client-go", "sigs.k8s.io/controller-runtime"}
