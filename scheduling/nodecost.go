@@ -8,9 +8,10 @@ import (
 )
 
 // NodeCost is what a node costs beyond its instance's price, in the same unit as offering
-// prices ($/h): its root volume (see pricing.RootVolumeCost), a public IPv4 address, per-host
-// licences such as monitoring agents, the load every node adds to the control plane. With it
-// the solver weighs one large node against several small ones at what they really cost.
+// prices ($/h): its root volume (pricing.EBSPrices.VolumeCost prices a node class's), a public
+// IPv4 address, per-host licences such as monitoring agents, the load every node adds to the
+// control plane. With it the solver weighs one large node against several small ones at what
+// they really cost.
 //
 // It is one mechanism: the solver adds the node's NodeCost to every offering price it weighs,
 // so packing, the local search and the lower bound all see it, and Result.Cost includes it
