@@ -72,8 +72,12 @@
 //     into subgroups pinned to one domain each, sized so the final counts respect maxSkew and
 //     minDomains, counting running pods; domains are the zones the pools can launch into, as
 //     well as those with nodes today;
-//   - pod affinity pins a group to the domains of the pods it selects (to the cheapest domain
-//     when it selects itself); anti-affinity over zones is one pod per domain;
+//   - pod affinity pins a group to the domains of the pods it selects — a pod counts when it
+//     matches all of the group's required terms, running pods (terminating ones too) first,
+//     then a pending group that matches without carrying the same terms; only when no such
+//     pod exists do the groups carrying the terms start in one shared domain, the cheapest,
+//     as kube-scheduler lets a pod satisfy its own affinity only when nothing else matches;
+//     anti-affinity over zones is one pod per domain;
 //   - over hostnames, constraints become per-node caps (maxSkew, or 1 for self anti-affinity),
 //     caps shared by every group a selector matches, conflicts between groups, and existing
 //     nodes a group must use or avoid — including the anti-affinity of running pods;

@@ -1,6 +1,8 @@
 package scheduling
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -88,6 +90,29 @@ func selectorWithKeys(ls *metav1.LabelSelector, owner *corev1.Pod, match, mismat
 		return nil, err
 	}
 	return sel, nil
+}
+
+// sig identifies the term: equal signatures select the same pods over the same key.
+func (t *podTerm) sig() string {
+	ns := "*"
+	if !t.allNS {
+		ns = strings.Join(sortedSet(t.ns), ",")
+		if t.nsSel != nil {
+			ns += "+" + t.nsSel.String()
+		}
+	}
+	return t.key + "|" + ns + "|" + t.sel.String()
+}
+
+// matchesAll reports whether every term selects pod: kube-scheduler counts a pod for a pod's
+// required affinity only when it matches all of its terms.
+func matchesAll(terms []podTerm, pod *corev1.Pod) bool {
+	for i := range terms {
+		if !terms[i].matches(pod) {
+			return false
+		}
+	}
+	return len(terms) > 0
 }
 
 // matches reports whether the term selects pod.

@@ -50,7 +50,11 @@ type spreadC struct {
 type groupTopo struct {
 	spreads  []spreadC
 	anti     []podTerm // required anti-affinity
-	affinity []podTerm // required affinity
+	affinity []podTerm // required affinity, then the heaviest preferred term (if honoured)
+	// reqAff counts the required terms at the front of affinity; affSig identifies them, so
+	// groups carrying the same required terms (co-carriers) can be told apart from others.
+	reqAff int
+	affSig string
 }
 
 // blockInfo marks pods that cannot be placed at all because of a constraint, and why.
@@ -72,6 +76,16 @@ func (p *problem) parseTopology(g *group, nsLabels map[string]map[string]string)
 			honorTaints:   c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor}
 		if c.MinDomains != nil {
 			s.minDomains = int(*c.MinDomains)
+		}
+		if term.sel.Empty() {
+			// kube-scheduler counts no pods for an empty selector ({}), so the skew is at
+			// most 1 everywhere: the constraint only asks for nodes with the key.
+			if s.hard && c.TopologyKey != nodeplan.LabelHostname && c.TopologyKey != nodeplan.LabelZone {
+				for i := range g.alts {
+					g.alts[i] = g.alts[i].Add(nodeplan.Exists(c.TopologyKey))
+				}
+			}
+			continue
 		}
 		if s.hard || p.prefs.spread {
 			t.spreads = append(t.spreads, s)
@@ -104,6 +118,13 @@ func (p *problem) parseTopology(g *group, nsLabels map[string]map[string]string)
 				}
 				t.affinity = append(t.affinity, pt)
 			}
+			t.reqAff = len(t.affinity)
+			sigs := make([]string, len(t.affinity))
+			for i := range t.affinity {
+				sigs[i] = t.affinity[i].sig()
+			}
+			slices.Sort(sigs)
+			t.affSig = strings.Join(sigs, "\n")
 			if p.prefs.podAffinity {
 				for _, w := range heaviest(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) {
 					pt, err := newPodTerm(rep, w, nsLabels)
@@ -145,13 +166,20 @@ func (p *problem) applyTopology(in *Input) error {
 	for _, ns := range in.Namespaces {
 		nsLabels[ns.Name] = ns.Labels
 	}
-	var running []existingPod
+	// running are the bound pods kube-scheduler sees (terminal pods are not in its cache);
+	// counted leaves out those being deleted, which spread does not count but pod affinity
+	// and anti-affinity do.
+	var running, counted []existingPod
 	for _, n := range in.Nodes {
 		for _, pod := range n.Pods {
-			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || pod.DeletionTimestamp != nil {
+			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 				continue
 			}
-			running = append(running, existingPod{pod: pod, node: n.Node, labels: n.Node.Labels})
+			e := existingPod{pod: pod, node: n.Node, labels: n.Node.Labels}
+			running = append(running, e)
+			if pod.DeletionTimestamp == nil {
+				counted = append(counted, e)
+			}
 		}
 	}
 	// Existing pods' required anti-affinity repels incoming pods too (symmetry).
@@ -245,7 +273,7 @@ func (p *problem) applyTopology(in *Input) error {
 	}
 	splitFamily := func(f *family) {
 		var next []*group
-		for _, parts := range p.splitSpread(f.members, f.s, running) {
+		for _, parts := range p.splitSpread(f.members, f.s, counted) {
 			next = append(next, parts...)
 		}
 		for _, part := range next {
@@ -283,7 +311,7 @@ func (p *problem) applyTopology(in *Input) error {
 				break
 			}
 			p.relaxable = true
-			p.applyAffinity(g, &t.affinity[i], running, topo)
+			p.applyAffinity(g, i, running, topo)
 		}
 	}
 	for _, f := range fams {
@@ -294,7 +322,7 @@ func (p *problem) applyTopology(in *Input) error {
 	if relax {
 		for _, f := range fams {
 			if f.s.term.key != nodeplan.LabelHostname {
-				p.relaxedSpreadCap(f.members, f.s, running)
+				p.relaxedSpreadCap(f.members, f.s, counted)
 			}
 		}
 	}
@@ -304,18 +332,24 @@ func (p *problem) applyTopology(in *Input) error {
 			continue
 		}
 		c := &nodeCap{limit: int64(f.s.maxSkew), existing: map[string]int64{}}
-		for _, g := range f.members {
-			if f.s.term.matches(g.rep) {
-				c.members = append(c.members, g)
-			}
-		}
-		for _, e := range running {
+		for _, e := range counted {
 			if f.s.term.matches(e.pod) {
 				c.existing[e.node.Name]++
 			}
 		}
-		for _, g := range c.members {
-			g.caps = append(g.caps, c)
+		for _, g := range f.members {
+			if f.s.term.matches(g.rep) {
+				c.members = append(c.members, g)
+				g.caps = append(g.caps, c)
+				continue
+			}
+			// A carrier its selector does not match adds nothing to the counts, but may
+			// still only go where they are within maxSkew of the minimum (0 over hostnames).
+			for name, n := range c.existing {
+				if n > c.limit {
+					g.avoidBin(name)
+				}
+			}
 		}
 	}
 	antiFams := map[string]*nodeCap{}
@@ -488,12 +522,33 @@ func (p *problem) domainsFor(g *group, alts []nodeplan.Requirements, key string,
 	return out
 }
 
-// applyAffinity handles one required pod-affinity term of g.
-func (p *problem) applyAffinity(g *group, a *podTerm, running []existingPod, topo map[*group]groupTopo) {
+// applyAffinity handles g's i-th pod-affinity term: a required one, or the heaviest preferred
+// one when preferences are honoured.
+//
+// kube-scheduler counts a pod for a pod's required affinity only when it matches every one of
+// its required terms, and lets a pod satisfy its own affinity only when no pod anywhere
+// matches. Since kube-scheduler binds the pending pods in an order the plan does not choose,
+// "anywhere" includes the pending pods that match without carrying the same terms: any of
+// them may bind first. So a group follows, in this order: the domains of running matches; a
+// pending group that matches without carrying the same required terms; or, when only groups
+// carrying the same terms (its co-carriers, subgroups included) match, the one domain where
+// all of them start.
+func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map[*group]groupTopo) {
+	t := topo[g]
+	a := &t.affinity[i]
+	match := a.matches
+	coCarrier := func(h *group) bool { return h.rep == g.rep }
+	sig := fmt.Sprintf("%p", g.rep)
+	if i < t.reqAff {
+		terms := t.affinity[:t.reqAff]
+		match = func(pod *corev1.Pod) bool { return matchesAll(terms, pod) }
+		sig = t.affSig
+		coCarrier = func(h *group) bool { return topo[h].affSig == sig }
+	}
 	hostname := a.key == nodeplan.LabelHostname
 	found := map[string]bool{}
 	for _, e := range running {
-		if a.matches(e.pod) {
+		if match(e.pod) {
 			if v, ok := e.labels[a.key]; ok {
 				found[v] = true
 			}
@@ -505,7 +560,7 @@ func (p *problem) applyAffinity(g *group, a *podTerm, running []existingPod, top
 			// Only nodes already running a match will do; new nodes cannot have one.
 			g.onlyOn = map[string]bool{}
 			for _, e := range running {
-				if a.matches(e.pod) {
+				if match(e.pod) {
 					g.onlyOn[e.node.Name] = true
 				}
 			}
@@ -515,68 +570,96 @@ func (p *problem) applyAffinity(g *group, a *podTerm, running []existingPod, top
 		p.pin(g, a.key, vals...)
 		return
 	}
-	self := a.matches(g.rep)
+	self := match(g.rep)
+	// Pending matches: independent ones, and co-carriers that match their own terms.
+	var indep, co []*group
+	for _, h := range p.groups {
+		if h.blocked != nil || !match(h.rep) {
+			continue
+		}
+		if coCarrier(h) {
+			co = append(co, h)
+		} else {
+			indep = append(indep, h)
+		}
+	}
+	nowhere := func() {
+		g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: no pod matches %s in any domain", a.key, a.sel)}
+	}
 	if hostname {
-		if self {
-			// The first pod starts the node; the rest must follow it. Subgroups (of a spread)
-			// share the state: they are one group to kube-scheduler.
+		switch {
+		case len(indep) > 0:
+			g.with = indep[0] // placed after it, onto nodes that run it
+		case self:
+			// The first pod starts the node; the rest, and every co-carrier, must follow
+			// it: they are one group to kube-scheduler.
+			// co holds g, so co[0] (the first original group of them) is the same for all.
+			key := g.rep
+			if len(co) > 0 {
+				key = co[0].rep
+			}
 			if p.singleStates == nil {
 				p.singleStates = map[*corev1.Pod]*singleState{}
 			}
-			if p.singleStates[g.rep] == nil {
-				p.singleStates[g.rep] = &singleState{}
+			if p.singleStates[key] == nil {
+				p.singleStates[key] = &singleState{}
 			}
-			g.single = p.singleStates[g.rep]
-			return
+			g.single = p.singleStates[key]
+		case len(co) > 0:
+			g.with = co[0]
+		default:
+			nowhere()
 		}
-		for _, h := range p.groups {
-			if h != g && a.matches(h.rep) {
-				g.with = h // placed after h, onto nodes that run h
-				return
-			}
-		}
-		g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: no pod matches %s in any domain", a.key, a.sel)}
 		return
+	}
+	// pinned reports whether h is already pinned to one domain (e.g. a spread subgroup).
+	pinned := func(h *group) bool {
+		if r, ok := h.alts[0].Get(a.key); ok {
+			_, single := r.Single()
+			return single
+		}
+		return false
+	}
+	prefer := func(hs []*group) *group {
+		for _, h := range hs {
+			if h != g && pinned(h) {
+				return h
+			}
+		}
+		for _, h := range hs {
+			if h != g {
+				return h
+			}
+		}
+		return nil
 	}
 	var target *group
-	if self {
-		target = g
-	} else {
-		// Prefer a target already pinned to one domain (e.g. a spread subgroup).
-		for _, h := range p.groups {
-			if h == g || h.blocked != nil || !a.matches(h.rep) {
-				continue
-			}
-			if target == nil {
-				target = h
-			}
-			if r, ok := h.alts[0].Get(a.key); ok {
-				if _, single := r.Single(); single {
-					target = h
-					break
-				}
-			}
-		}
-	}
-	if target == nil {
-		g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: no pod matches %s in any domain", a.key, a.sel)}
+	shared := "" // the start domain co-carriers share
+	switch {
+	case len(indep) > 0:
+		target = prefer(indep)
+	case self:
+		target, shared = g, sig+"|"+a.key
+	case len(co) > 0:
+		target, shared = prefer(co), sig+"|"+a.key
+	default:
+		nowhere()
 		return
 	}
-	// Every subgroup of one group follows the same domain.
-	shared := fmt.Sprintf("%p|%s", g.rep, a.key)
-	if self {
+	if shared != "" {
 		if v, ok := p.affinityDomain[shared]; ok {
 			p.pinOrBlock(g, a.key, v, a)
+			p.noteAffinity(g, target, a.key, v, "")
 			return
 		}
 	}
 	// Pin the target to its cheapest domain (if not already pinned) and g with it.
-	if r, ok := target.alts[0].Get(a.key); ok {
-		if v, single := r.Single(); single {
-			p.pinOrBlock(g, a.key, v, a)
-			p.noteAffinity(g, target, a.key, v, shared, self)
-			return
-		}
+	if pinned(target) {
+		v, _ := target.alts[0].Get(a.key)
+		d, _ := v.Single()
+		p.pinOrBlock(g, a.key, d, a)
+		p.noteAffinity(g, target, a.key, d, shared)
+		return
 	}
 	// A domain where the target can be launched, so it surely lands there; existing nodes'
 	// domains only when nothing can be launched.
@@ -590,21 +673,22 @@ func (p *problem) applyAffinity(g *group, a *podTerm, running []existingPod, top
 	if target != g {
 		p.pinOrBlock(g, a.key, v, a)
 	}
-	p.noteAffinity(g, target, a.key, v, shared, self)
+	p.noteAffinity(g, target, a.key, v, shared)
 }
 
-// noteAffinity remembers the domain a group follows: for itself (so its other subgroups follow
-// it too), and for another group, so that if none of that group's pods land there, this one's
-// are taken back (it would have no partner).
-func (p *problem) noteAffinity(g, target *group, key, v, shared string, self bool) {
-	if p.affinityDomain == nil {
-		p.affinityDomain = map[string]string{}
-	}
-	if self {
+// noteAffinity remembers the domain g follows: as the start domain its co-carriers share
+// (shared), and, when it follows another group, as a partner requirement — if none of that
+// group's pods land there, g's are taken back (they would have no partner).
+func (p *problem) noteAffinity(g, target *group, key, v, shared string) {
+	if shared != "" {
+		if p.affinityDomain == nil {
+			p.affinityDomain = map[string]string{}
+		}
 		p.affinityDomain[shared] = v
-		return
 	}
-	g.partner = &partnerReq{group: target, key: key, value: v}
+	if target != g {
+		g.partner = &partnerReq{group: target, key: key, value: v}
+	}
 }
 
 // pinOrBlock pins g, or blocks it when the pin leaves it nowhere to go (its pods were already
@@ -759,7 +843,9 @@ func (p *problem) splitSpread(members []*group, s *spreadC, running []existingPo
 		if !ok || !s.term.matches(e.pod) {
 			continue
 		}
-		if s.honorAffinity && !anyAltMatches(g0.alts, e.labels) {
+		// kube-scheduler counts the nodes the pod's node selection admits, whatever else
+		// (volumes, other constraints' pins) narrows where it may go.
+		if s.honorAffinity && !anyAltMatches(g0.nodeAlts, e.labels) {
 			continue
 		}
 		if s.honorTaints {
@@ -803,7 +889,7 @@ func (p *problem) splitSpread(members []*group, s *spreadC, running []existingPo
 	out := make([][]*group, len(members))
 	for mi, g := range members {
 		if !s.term.matches(g.rep) {
-			continue // its pods do not count: nothing to balance
+			continue // its pods do not count: placed below, once the counts are final
 		}
 		vals := byPrice(memberDoms[mi])
 		parts := make([]int, len(vals))
@@ -848,6 +934,31 @@ func (p *problem) splitSpread(members []*group, s *spreadC, running []existingPo
 		for _, sub := range out[mi] {
 			fam.parts = append(fam.parts, spreadPart{g: sub, domain: pinnedTo(sub, s.term.key)})
 		}
+	}
+	// Carriers the selector does not match add nothing to the counts, but kube-scheduler
+	// still puts them only where the count is within maxSkew of the minimum. The matching
+	// members above kept every domain they added to within it, so only domains over it
+	// because of running pods are left out.
+	m := minOf()
+	for mi, g := range members {
+		if s.term.matches(g.rep) {
+			continue
+		}
+		var ok []string
+		for v := range memberDoms[mi] {
+			if cur[v]-m <= s.maxSkew {
+				ok = append(ok, v)
+			}
+		}
+		if len(ok) == len(memberDoms[mi]) {
+			continue
+		}
+		if len(ok) == 0 {
+			g.blocked = why()
+			continue
+		}
+		slices.Sort(ok)
+		p.pin(g, s.term.key, ok...)
 	}
 	return out
 }

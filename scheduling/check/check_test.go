@@ -505,6 +505,36 @@ func TestResult(t *testing.T) {
 				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelHostname, "web")}}}
 			b.Spec.Affinity = a.Spec.Affinity
 		}, nil},
+		{"self affinity cannot start beside a match placed elsewhere", func(in *scheduling.Input, res *scheduling.Result) {
+			// c matches the term without carrying it: kube-scheduler may bind it first,
+			// and a and b must then follow it to node-1.
+			a, b := web(in)
+			findPod(in, "default/c").Labels["app"] = "web"
+			a.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelHostname, "web")}}}
+			b.Spec.Affinity = a.Spec.Affinity
+		}, []check.Rule{check.RulePodAffinity}},
+		{"affinity counts only pods matching every term", func(in *scheduling.Input, res *scheduling.Result) {
+			// node-1 runs a pod for each term but none for both.
+			in.Nodes[0].Pods[0].Namespace, in.Nodes[0].Pods[1].Namespace = "default", "default"
+			in.Nodes[0].Pods[1].Labels["tier"] = "x"
+			findPod(in, "default/c").Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelHostname, "bound-1"),
+					{TopologyKey: nodeplan.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "x"}}}}}}
+		}, []check.Rule{check.RulePodAffinity}},
+		{"a terminating pod still counts for affinity", func(in *scheduling.Input, res *scheduling.Result) {
+			in.Nodes[0].Pods[0].Namespace = "default"
+			in.Nodes[0].Pods[0].DeletionTimestamp = &metav1.Time{}
+			findPod(in, "default/c").Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelHostname, "bound-1")}}}
+		}, nil},
+		{"an empty spread selector counts no pods", func(in *scheduling.Input, res *scheduling.Result) {
+			a, b := findPod(in, "default/a"), findPod(in, "default/b")
+			c := corev1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: nodeplan.LabelZone, WhenUnsatisfiable: corev1.DoNotSchedule,
+				LabelSelector: &metav1.LabelSelector{}}
+			a.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{c}
+			b.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{c}
+		}, nil},
 		{"self affinity split over two domains", func(in *scheduling.Input, res *scheduling.Result) {
 			a, b := web(in)
 			c := findPod(in, "default/c")

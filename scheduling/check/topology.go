@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -91,11 +92,19 @@ func (c *checker) checkSpread(p *corev1.Pod, t *target, tsc corev1.TopologySprea
 		c.fail(RuleTopologySpread, who, "is on %s, which has no %s label for its spread constraint", t.desc, key)
 		return
 	}
+	if sel.Empty() {
+		// kube-scheduler counts no pods for an empty selector ({}): the skew is at most 1.
+		return
+	}
 	honorAff := tsc.NodeAffinityPolicy == nil || *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
 	honorTaints := tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
 	eligible := func(lbls map[string]string, name string, taints []corev1.Taint) bool {
-		if _, ok := lbls[key]; !ok {
-			return false
+		// kube-scheduler counts only nodes with the keys of all the pod's DoNotSchedule
+		// constraints.
+		for _, other := range p.Spec.TopologySpreadConstraints {
+			if _, ok := lbls[other.TopologyKey]; !ok && other.WhenUnsatisfiable == corev1.DoNotSchedule {
+				return false
+			}
 		}
 		if honorAff {
 			if ok, _ := matchNode(p, name, lbls); !ok {
@@ -229,10 +238,9 @@ type located struct {
 // required anti-affinity selects, whether the incoming pod carries the term or a running pod
 // does (kube-scheduler checks both directions).
 //
-// Affinity: each pending pod carrying a term needs, in its own domain, a running pod the term
-// selects, or a placed pod the term selects that does not carry the term (which could have
-// been placed first). Otherwise its domain must be the single one where the term bootstraps:
-// no running pod anywhere matches the term, and a pod there matches its own term.
+// Affinity is judged per set of required terms (see checkAffinitySet): a carrier's domain needs
+// a pod matching all of them that binds on its own, or the group starts there, which needs
+// that no such pod exists anywhere.
 func (c *checker) podAffinity() {
 	var running, everyone []located
 	for _, t := range c.all {
@@ -249,12 +257,8 @@ func (c *checker) podAffinity() {
 	}
 	everyone = append(everyone, incoming...)
 
-	type group struct {
-		term     podTerm
-		carriers []located
-	}
-	groups := map[string]*group{}
-	carries := map[*corev1.Pod]map[string]bool{}
+	sets := map[string]*affinitySet{}
+	setOf := map[*corev1.Pod]string{}
 	for _, in := range incoming {
 		p, t := in.pod, in.t
 		who := podDesc(nodeplan.PodKey(p))
@@ -280,23 +284,30 @@ func (c *checker) podAffinity() {
 				}
 			}
 		}
+		var terms []podTerm
+		var ids []string
 		for _, raw := range aff {
 			term, err := resolveTerm(p, raw, c.in.Namespaces)
 			if err != nil {
 				c.fail(RulePodAffinity, who, "has an invalid affinity term: %v", err)
-				continue
+				terms = nil
+				break
 			}
-			g := groups[term.id]
-			if g == nil {
-				g = &group{term: term}
-				groups[term.id] = g
-			}
-			g.carriers = append(g.carriers, in)
-			if carries[p] == nil {
-				carries[p] = map[string]bool{}
-			}
-			carries[p][term.id] = true
+			terms = append(terms, term)
+			ids = append(ids, term.id)
 		}
+		if len(terms) == 0 {
+			continue
+		}
+		slices.Sort(ids)
+		id := strings.Join(ids, "\n")
+		set := sets[id]
+		if set == nil {
+			set = &affinitySet{terms: terms}
+			sets[id] = set
+		}
+		set.carriers = append(set.carriers, in)
+		setOf[p] = id
 	}
 
 	// Running pods' anti-affinity against the pods placed near them.
@@ -320,61 +331,118 @@ func (c *checker) podAffinity() {
 		}
 	}
 
-	for _, id := range slices.Sorted(maps.Keys(groups)) {
-		g := groups[id]
-		key := g.term.key
-		anyRunning := false
-		supported := map[string]bool{}
-		for _, r := range running {
-			if !g.term.matches(r.pod) {
-				continue
-			}
-			anyRunning = true
-			if v, ok := r.t.labels[key]; ok {
-				supported[v] = true
+	// Affinity is judged per set of required terms: kube-scheduler counts a pod for a pod's
+	// affinity only when it matches all of its required terms.
+	for _, id := range slices.Sorted(maps.Keys(sets)) {
+		c.checkAffinitySet(id, sets[id], running, incoming, setOf)
+	}
+}
+
+// affinitySet is the placed pods carrying one set of required affinity terms.
+type affinitySet struct {
+	terms    []podTerm
+	carriers []located
+}
+
+// checkAffinitySet checks the carriers of one set of required affinity terms.
+//
+// A carrier needs, in its domain for every term, a pod that matches all the terms and can be
+// there before it: a running pod, or a placed pod that does not carry the same terms (it binds
+// on its own). Otherwise it must start the group, which kube-scheduler allows only when no pod
+// anywhere matches: since the pending pods bind in an order the plan does not choose, a placed
+// pod that matches without carrying the same terms may bind first, and then the group must
+// follow it. So a start is valid only when the only matches are the carriers themselves, all
+// of them in one domain, where one of them matches its own terms.
+func (c *checker) checkAffinitySet(id string, set *affinitySet, running, incoming []located, setOf map[*corev1.Pod]string) {
+	matchAll := func(q *corev1.Pod) bool {
+		for _, t := range set.terms {
+			if !t.matches(q) {
+				return false
 			}
 		}
-		for _, in := range incoming {
-			if carries[in.pod][id] || !g.term.matches(in.pod) {
-				continue
-			}
-			if v, ok := in.t.labels[key]; ok {
-				supported[v] = true
+		return true
+	}
+	// kube-scheduler only counts matches on nodes with one of the terms' keys.
+	hasKey := func(t *target) bool {
+		for _, term := range set.terms {
+			if _, ok := t.labels[term.key]; ok {
+				return true
 			}
 		}
-		// Domains whose carriers need the term to bootstrap, and whether one of them can.
-		boot := map[string]bool{}
-		for _, cr := range g.carriers {
-			who := podDesc(nodeplan.PodKey(cr.pod))
-			d, ok := cr.t.labels[key]
+		return false
+	}
+	var indep []located
+	for _, r := range running {
+		if matchAll(r.pod) && hasKey(r.t) {
+			indep = append(indep, r)
+		}
+	}
+	for _, in := range incoming {
+		if setOf[in.pod] != id && matchAll(in.pod) && hasKey(in.t) {
+			indep = append(indep, in)
+		}
+	}
+	domain := func(t *target) (string, bool) {
+		var vals []string
+		for _, term := range set.terms {
+			v, ok := t.labels[term.key]
 			if !ok {
-				c.fail(RulePodAffinity, who, "is on %s, which has no %s label for its pod affinity", cr.t.desc, key)
-				continue
+				return term.key, false
 			}
-			if supported[d] {
-				continue
-			}
-			if anyRunning {
-				c.fail(RulePodAffinity, who, "on %s: no pod its affinity selects is in %s=%s", cr.t.desc, key, d)
-				continue
-			}
-			boot[d] = boot[d] || g.term.matches(cr.pod)
+			vals = append(vals, term.key+"="+v)
 		}
-		first := true
-		for _, d := range slices.Sorted(maps.Keys(boot)) {
-			if boot[d] && first {
-				first = false
-				continue
+		return strings.Join(vals, ","), true
+	}
+	supported := func(t *target) bool {
+		for _, term := range set.terms {
+			v := t.labels[term.key]
+			if !slices.ContainsFunc(indep, func(q located) bool {
+				w, ok := q.t.labels[term.key]
+				return ok && w == v
+			}) {
+				return false
 			}
-			for _, cr := range g.carriers {
-				if v, ok := cr.t.labels[key]; ok && v == d {
-					why := "no pod there matches the term, so it cannot start the group"
-					if boot[d] {
-						why = "the group already started in another domain"
-					}
-					c.fail(RulePodAffinity, podDesc(nodeplan.PodKey(cr.pod)), "on %s: no pod its affinity selects is in %s=%s, and %s", cr.t.desc, key, d, why)
-				}
-			}
+		}
+		return true
+	}
+	var starters []located
+	for _, cr := range set.carriers {
+		who := podDesc(nodeplan.PodKey(cr.pod))
+		d, ok := domain(cr.t)
+		if !ok {
+			c.fail(RulePodAffinity, who, "is on %s, which has no %s label for its pod affinity", cr.t.desc, d)
+			continue
+		}
+		if supported(cr.t) {
+			continue
+		}
+		if len(indep) > 0 {
+			q := indep[0]
+			c.fail(RulePodAffinity, who, "on %s (%s): no pod its affinity selects is there, and it cannot start the group there because pod %s (on %s) matches it elsewhere",
+				cr.t.desc, d, nodeplan.PodKey(q.pod), q.t.desc)
+			continue
+		}
+		starters = append(starters, cr)
+	}
+	if len(starters) == 0 {
+		return
+	}
+	// The start domain: the first (by name) where a carrier matches its own terms.
+	start := ""
+	for _, cr := range starters {
+		if d, _ := domain(cr.t); matchAll(cr.pod) && (start == "" || d < start) {
+			start = d
+		}
+	}
+	for _, cr := range starters {
+		d, _ := domain(cr.t)
+		switch {
+		case start == "":
+			c.fail(RulePodAffinity, podDesc(nodeplan.PodKey(cr.pod)), "on %s (%s): no pod its affinity selects is there or anywhere, and it does not match its own terms, so it cannot start the group",
+				cr.t.desc, d)
+		case d != start:
+			c.fail(RulePodAffinity, podDesc(nodeplan.PodKey(cr.pod)), "on %s (%s): no pod its affinity selects is there, and the group already started in %s",
+				cr.t.desc, d, start)
 		}
 	}
 }

@@ -57,9 +57,10 @@ type TopologyRules struct {
 //   - required pod anti-affinity over zone or hostname, both ways: no placed pod shares a
 //     domain with a pod (placed or running) that its terms select or whose terms select it;
 //   - required pod affinity over zone or hostname: a carrier's domain holds a running pod the
-//     term selects, or a placed one that does not carry the term; otherwise no running pod
-//     anywhere matches the term and every such carrier is in one domain, where a carrier
-//     matches its own term (the group starts there).
+//     term selects, or a placed one that does not carry the term; otherwise no pod anywhere
+//     matches the term but its carriers — no running pod, no placed pod without the term,
+//     since kube-scheduler may bind that one first — and every such carrier is in one domain,
+//     where a carrier matches its own term (the group starts there).
 //
 // Terms' namespaces, namespaceSelectors (against Input.Namespaces) and label selectors are
 // read as in Kubernetes. Input.VolumeZones restrict pods to zones.
@@ -68,7 +69,8 @@ type TopologyRules struct {
 // pending pods, [MaxTopologyTypes] types or [MaxTopologyNodes] existing nodes; other than one
 // NodePool; NodePool limits or minValues; in-flight NodeClaims; host ports on pending pods;
 // volumes with attach-limited nodes; spread or affinity over any other key, with
-// matchLabelKeys, mismatchLabelKeys or a nil label selector; node selectors on the hostname or
+// matchLabelKeys, mismatchLabelKeys or a nil label selector; more than one required affinity
+// term on a pod; node selectors on the hostname or
 // matchFields; and — unless Options.Preferences is PreferencesIgnore — any preference
 // (ScheduleAnyway spread, preferred node or pod affinity, PreferNoSchedule taints).
 func OptimalTopology(in scheduling.Input, rules TopologyRules) (cost float64, unplaced []string, ok bool) {
@@ -181,7 +183,7 @@ func podInScope(p *corev1.Pod, ignorePrefs, attachLimited bool) bool {
 		}
 	}
 	aff, anti := requiredPodTerms(p)
-	if !termsInScope(aff) || !termsInScope(anti) {
+	if len(aff) > 1 || !termsInScope(aff) || !termsInScope(anti) {
 		return false
 	}
 	return !usesPortsOrAttachments(p, attachLimited)
@@ -928,10 +930,12 @@ func (s *topoSearch) affinityOK() bool {
 	for ai := range s.affs {
 		a := &s.affs[ai]
 		supported = append(supported[:0], a.runningDom...)
+		otherMatch := a.anyRunning
 		for j := range s.n {
 			if t := s.where[j]; t >= 0 && a.matches&^a.carriers&(1<<j) != 0 {
 				if d := s.dom(t, a.key); d >= 0 {
 					supported[d] = true
+					otherMatch = true
 				}
 			}
 		}
@@ -946,7 +950,7 @@ func (s *topoSearch) affinityOK() bool {
 			case d < 0:
 				return false
 			case supported[d]:
-			case a.anyRunning:
+			case otherMatch:
 				return false
 			case boot >= 0 && boot != d:
 				return false

@@ -1,0 +1,234 @@
+package scheduling_test
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/scheduling"
+	"github.com/nodeplan/nodeplan/scheduling/schedulingtest"
+)
+
+// Where the solver read pod affinity and topology spread differently from kube-scheduler's
+// InterPodAffinity and PodTopologySpread plugins (k8s.io/kubernetes v1.37), one case each. Every
+// case failed before the fix it names; each plan must also pass package check.
+
+// zonedType is an instance type with cpu vCPUs and an on-demand offering per zone at the
+// given prices.
+func zonedType(name, cpu string, prices map[string]float64) nodeplan.InstanceType {
+	it := nodeplan.InstanceType{
+		Name:   name,
+		Labels: map[string]string{nodeplan.LabelInstanceType: name},
+		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu),
+			corev1.ResourcePods: resource.MustParse("110")},
+	}
+	for _, z := range []string{"zone-a", "zone-b", "zone-c"} {
+		if p, ok := prices[z]; ok {
+			it.Offerings = append(it.Offerings, nodeplan.Offering{Zone: z, CapacityType: nodeplan.CapacityTypeOnDemand, Price: p, Available: true})
+		}
+	}
+	return it
+}
+
+// placedZones returns the zone of every placed pod (new claims by their offering, existing
+// nodes by their label), by pod key.
+func placedZones(in scheduling.Input, res scheduling.Result) map[string]string {
+	out := map[string]string{}
+	for _, c := range res.NodeClaims {
+		for _, k := range c.Pods {
+			out[k] = c.Offering.Zone
+		}
+	}
+	for _, pl := range res.Existing {
+		for _, n := range in.Nodes {
+			if n.Node.Name == pl.Name {
+				for _, k := range pl.Pods {
+					out[k] = n.Node.Labels[nodeplan.LabelZone]
+				}
+			}
+		}
+	}
+	return out
+}
+
+func existingPlacement(res scheduling.Result, node string) []string {
+	for _, pl := range res.Existing {
+		if pl.Name == node {
+			return pl.Pods
+		}
+	}
+	return nil
+}
+
+func labelled(l map[string]string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Labels = l }
+}
+
+func affineToAll(key string, sels ...map[string]string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		var terms []corev1.PodAffinityTerm
+		for _, s := range sels {
+			terms = append(terms, corev1.PodAffinityTerm{TopologyKey: key, LabelSelector: &metav1.LabelSelector{MatchLabels: s}})
+		}
+		p.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: terms}}
+	}
+}
+
+func spreadSelecting(key string, sel *metav1.LabelSelector) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
+			MaxSkew: 1, TopologyKey: key, WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: sel})
+	}
+}
+
+func terminating(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} }
+
+func onePool(types ...nodeplan.InstanceType) scheduling.Input {
+	return scheduling.Input{NodePools: []nodeplan.NodePool{{Name: "default"}}, InstanceTypes: types}
+}
+
+func all3() nodeplan.InstanceType { return schedulingtest.ZonalType("zone-a", "zone-b", "zone-c") }
+
+// Karpenter's benchmark mix gives pods of several sizes the same self-affinity: they are
+// separate groups to the solver but one group to kube-scheduler, which lets only the first
+// pod start it. Before, each group started in its own cheapest zone.
+func TestAffinityCoCarriersShareOneStartDomain(t *testing.T) {
+	lbl := map[string]string{"my-affinity": "a"}
+	in := onePool(
+		zonedType("small", "4", map[string]float64{"zone-a": 0.20, "zone-b": 0.25, "zone-c": 0.25}),
+		zonedType("big", "16", map[string]float64{"zone-a": 0.90, "zone-b": 0.90, "zone-c": 0.80}))
+	in.Pods = append(replicas("small", 2, "1", labelled(lbl), affineToAll(nodeplan.LabelZone, lbl)),
+		replicas("big", 2, "6", labelled(lbl), affineToAll(nodeplan.LabelZone, lbl))...)
+	res := solveAndCheck(t, in)
+	zones := placedZones(in, res)
+	if len(zones) != 4 {
+		t.Fatalf("placed %v, want all 4 pods (unschedulable: %s)", zones, unplacedKeys(res))
+	}
+	first := zones["default/small-0"]
+	for k, z := range zones {
+		if z != first {
+			t.Errorf("pod %s in %s, pod default/small-0 in %s: want one zone for the whole affinity group", k, z, first)
+		}
+	}
+}
+
+// The pattern: a pending pod that matches a self-affinity term without carrying it may
+// bind first, so the group must go where it goes. Before, the group started in the cheapest
+// zone while the match went to zone-b.
+func TestAffinityFollowsAnIndependentPendingMatch(t *testing.T) {
+	in := onePool(all3())
+	in.Pods = append(replicas("web", 1, "1", func(p *corev1.Pod) {
+		p.Name = "loner"
+		p.Spec.NodeSelector = map[string]string{nodeplan.LabelZone: "zone-b"}
+	}), replicas("web", 2, "1", affineTo(nodeplan.LabelZone, "web"))...)
+	res := solveAndCheck(t, in)
+	for k, z := range placedZones(in, res) {
+		if z != "zone-b" {
+			t.Errorf("pod %s placed in %s, want zone-b, where the independent match default/loner goes", k, z)
+		}
+	}
+	if len(res.Unschedulable) > 0 {
+		t.Errorf("unschedulable: %s, want none", unplacedKeys(res))
+	}
+}
+
+// kube-scheduler counts a pod for a pod's affinity only when it matches every required term.
+// zone-a runs one pod per term but none matching both; only zone-c runs one. Before, each term
+// was read alone and the pod took the free room in zone-a.
+func TestAffinityNeedsOnePodMatchingEveryTerm(t *testing.T) {
+	in := onePool(all3())
+	in.Nodes = []scheduling.Node{
+		zonalNode("roomy-a", "zone-a", "4", append(
+			replicas("app-a", 1, "100m", runningOn("roomy-a"), labelled(map[string]string{"app": "a"})),
+			replicas("tier-x", 1, "100m", runningOn("roomy-a"), labelled(map[string]string{"tier": "x"}))...)),
+		zonalNode("full-c", "zone-c", "1", replicas("both", 1, "1", runningOn("full-c"), labelled(map[string]string{"app": "a", "tier": "x"}))),
+	}
+	in.Pods = replicas("p", 1, "1", affineToAll(nodeplan.LabelZone, map[string]string{"app": "a"}, map[string]string{"tier": "x"}))
+	res := solveAndCheck(t, in)
+	if z := placedZones(in, res)["default/p-0"]; z != "zone-c" {
+		t.Errorf("default/p-0 placed in %q, want zone-c (unschedulable: %s)", z, unplacedKeys(res))
+	}
+}
+
+// A pod being deleted is still in kube-scheduler's cache: it counts for pod affinity (and
+// anti-affinity), though not for spread. Before, the solver dropped it and found no partner.
+func TestAffinityCountsATerminatingPod(t *testing.T) {
+	in := onePool(all3())
+	in.Nodes = []scheduling.Node{zonalNode("full-b", "zone-b", "1", replicas("db", 1, "1", runningOn("full-b"), terminating))}
+	in.Pods = replicas("p", 2, "1", affineTo(nodeplan.LabelZone, "db"))
+	res := solveAndCheck(t, in)
+	zones := placedZones(in, res)
+	for _, k := range []string{"default/p-0", "default/p-1"} {
+		if zones[k] != "zone-b" {
+			t.Errorf("%s placed in %q, want zone-b beside the terminating db pod (unschedulable: %s)", k, zones[k], unplacedKeys(res))
+		}
+	}
+}
+
+func TestAntiAffinityCountsATerminatingPod(t *testing.T) {
+	in := onePool(all3())
+	in.Nodes = []scheduling.Node{zonalNode("roomy-a", "zone-a", "4", replicas("x", 1, "100m", runningOn("roomy-a"), terminating))}
+	in.Pods = replicas("p", 1, "1", antiTo(nodeplan.LabelHostname, "x"))
+	res := solveAndCheck(t, in)
+	if got := existingPlacement(res, "roomy-a"); len(got) > 0 {
+		t.Errorf("roomy-a gets %v, want nothing: its terminating pod repels them", got)
+	}
+}
+
+// Spread counts the nodes the pod's node selection admits (nodeAffinityPolicy Honor), not
+// those its volumes allow. Before, zone-c's running pod was left out of the count, the
+// minimum fell to 0 and both pods were refused.
+func TestSpreadCountsNodesOutsideVolumeZones(t *testing.T) {
+	in := onePool(all3())
+	for _, z := range []string{"a", "b", "c"} {
+		name := "full-" + z
+		in.Nodes = append(in.Nodes, zonalNode(name, "zone-"+z, "1", replicas("web", 1, "1", runningOn(name), func(p *corev1.Pod) { p.Name += "-" + z })))
+	}
+	in.Pods = replicas("web", 2, "1", spreadOver(nodeplan.LabelZone, 1))
+	in.VolumeZones = map[string][]string{"default/web-0": {"zone-a", "zone-b"}, "default/web-1": {"zone-a", "zone-b"}}
+	res := solveAndCheck(t, in)
+	if len(res.Unschedulable) > 0 {
+		t.Errorf("unschedulable: %s, want none: with zone-c counted the minimum is 1", unplacedKeys(res))
+	}
+}
+
+// A carrier its own selector does not match adds nothing to the counts, but kube-scheduler
+// still refuses it a domain whose count is more than maxSkew above the minimum. Before, the
+// solver left such pods unconstrained and took the free room in zone-a.
+func TestSpreadCarrierNotMatchingItselfAvoidsTheFullZone(t *testing.T) {
+	in := onePool(all3())
+	// full-b makes zone-b a domain kube-scheduler sees, whatever the plan launches.
+	in.Nodes = []scheduling.Node{zonalNode("roomy-a", "zone-a", "4", replicas("web", 3, "100m", runningOn("roomy-a"))),
+		zonalNode("full-b", "zone-b", "0", nil)}
+	in.Pods = replicas("other", 1, "1", spreadSelecting(nodeplan.LabelZone, selectsApp("web")))
+	res := solveAndCheck(t, in)
+	if z := placedZones(in, res)["default/other-0"]; z == "zone-a" || z == "" {
+		t.Errorf("default/other-0 placed in %q, want zone-b or zone-c: zone-a has 3 web pods, the others 0", z)
+	}
+}
+
+func TestHostnameSpreadCarrierNotMatchingItselfAvoidsTheFullNode(t *testing.T) {
+	in := onePool(all3())
+	// full-b, with no web pod, makes the minimum 0 whatever the plan launches.
+	in.Nodes = []scheduling.Node{zonalNode("roomy-a", "zone-a", "4", replicas("web", 2, "100m", runningOn("roomy-a"))),
+		zonalNode("full-b", "zone-b", "0", nil)}
+	in.Pods = replicas("other", 1, "1", spreadSelecting(nodeplan.LabelHostname, selectsApp("web")))
+	res := solveAndCheck(t, in)
+	if got := existingPlacement(res, "roomy-a"); len(got) > 0 {
+		t.Errorf("roomy-a gets %v, want nothing: it runs 2 web pods, a new node 0", got)
+	}
+}
+
+// kube-scheduler counts no pods for an empty label selector ({}), so such a spread never
+// refuses a node that has the key. Before, the solver spread the pods over three nodes.
+func TestSpreadWithEmptySelectorConstrainsNothing(t *testing.T) {
+	in := onePool(all3())
+	in.Pods = replicas("web", 3, "1", spreadSelecting(nodeplan.LabelZone, &metav1.LabelSelector{}))
+	res := solveAndCheck(t, in)
+	if len(res.NodeClaims) != 1 {
+		t.Errorf("Solve() made %d claims, want 1: an empty selector spreads nothing", len(res.NodeClaims))
+	}
+}
