@@ -167,8 +167,8 @@ func (o Options) maxCandidates() int {
 }
 
 // Validate reports every problem with the input at once: nodes without a name or duplicated,
-// pods without a name or on two nodes, pools without a name or duplicated, negative prices,
-// budgets that cannot be evaluated. Plan calls it first.
+// pods without a name or on two nodes, pools without a name or duplicated, negative prices
+// and node costs, budgets that cannot be evaluated. Plan calls it first.
 func (in *Input) Validate() error {
 	var errs []error
 	nodes := map[string]bool{}
@@ -235,6 +235,9 @@ func (in *Input) Validate() error {
 	}
 	if in.Options.SavingsThreshold >= 1 {
 		errs = append(errs, fmt.Errorf("disruption: Options.SavingsThreshold %v leaves nothing to save; want a fraction below 1", in.Options.SavingsThreshold))
+	}
+	if err := in.Options.Scheduling.NodeCost.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -28,7 +29,9 @@ type NodeCost struct {
 // For returns the cost a node of the named pool adds beyond its instance's price.
 func (c NodeCost) For(pool string) float64 { return c.PerNode + c.Pools[pool] }
 
-// validate reports negative, NaN and infinite costs.
+// Validate reports every negative, NaN or infinite cost; Input.Validate calls it.
+func (c NodeCost) Validate() error { return errors.Join(c.validate()...) }
+
 func (c NodeCost) validate() []error {
 	var errs []error
 	bad := func(x float64) bool { return x < 0 || math.IsNaN(x) || math.IsInf(x, 0) }

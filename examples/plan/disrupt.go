@@ -13,9 +13,10 @@ import (
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/disruption"
+	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-const disruptSynopsis = "--pods FILE --nodes FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [-o text|json]"
+const disruptSynopsis = "--pods FILE --nodes FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]"
 
 // disrupt runs the disruption planner on the snapshot and writes its plan to out.
 func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
@@ -30,6 +31,8 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	f.StringVar(&files.daemonSets, "daemonsets", "", "`FILE` of apps/v1 DaemonSets, overhead on replacement nodes (optional)")
 	f.StringVar(&files.pdbs, "pdbs", "", "`FILE` of policy/v1 PodDisruptionBudgets (optional)")
 	f.StringVar(&nowFlag, "now", "", "the `TIME` budgets and ages are judged at, RFC 3339 (default: the current time)")
+	var nodeCost float64
+	f.Float64Var(&nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance (root volume, IPv4 address, per-host licences); weighed by the plan and included in its cost")
 	f.Var(&format, "o", "output `FORMAT`: text or json")
 	if err := f.parse(args, "pods", "nodes", "nodepools", "catalog"); err != nil {
 		return err
@@ -54,6 +57,7 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 		DaemonSets:    snap.daemonSets,
 		PDBs:          snap.pdbs,
 		Now:           now,
+		Options:       disruption.Options{Scheduling: scheduling.Options{NodeCost: scheduling.NodeCost{PerNode: nodeCost}}},
 	}
 	for _, n := range snap.nodes {
 		in.Nodes = append(in.Nodes, disruptionNode(n, snap.catalog))

@@ -24,10 +24,15 @@
 // From the repository root:
 //
 //	go run ./examples/plan provision --pods pods.yaml --nodepools nodepools.yaml --catalog catalog.json \
-//		[--daemonsets ds.yaml] [--nodes nodes.yaml] [-o text|json]
+//		[--daemonsets ds.yaml] [--nodes nodes.yaml] [--node-cost 0.012] [-o text|json]
 //
 //	go run ./examples/plan disrupt --pods pods.yaml --nodes nodes.yaml --nodepools nodepools.yaml \
-//		--catalog catalog.json [--daemonsets ds.yaml] [--pdbs pdbs.yaml] [--now 2026-11-22T10:00:00Z] [-o text|json]
+//		--catalog catalog.json [--daemonsets ds.yaml] [--pdbs pdbs.yaml] [--now 2026-11-22T10:00:00Z] \
+//		[--node-cost 0.012] [-o text|json]
+//
+// --node-cost is what each node costs beyond its instance, in $/h (a 20Gi gp3 root volume is
+// about $0.0022, a public IPv4 address $0.005, a $20/month monitoring agent $0.027): plans
+// weigh it, and their cost includes it.
 //
 // Take the snapshot with
 //

@@ -10,7 +10,7 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-const provisionSynopsis = "--pods FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--nodes FILE] [-o text|json]"
+const provisionSynopsis = "--pods FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--nodes FILE] [--node-cost $/h] [-o text|json]"
 
 // provision runs the solver on the snapshot and writes its plan to out.
 func provision(ctx context.Context, args []string, out, stderr io.Writer) error {
@@ -22,6 +22,8 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	f.StringVar(&files.catalog, "catalog", "", "`FILE` of the instance catalog: a JSON object with an instanceTypes array")
 	f.StringVar(&files.daemonSets, "daemonsets", "", "`FILE` of apps/v1 DaemonSets whose pods run on new nodes (optional)")
 	f.StringVar(&files.nodes, "nodes", "", "`FILE` of existing Nodes, whose free room pending pods use first (optional)")
+	var nodeCost float64
+	f.Float64Var(&nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance (root volume, IPv4 address, per-host licences); weighed by the plan and included in its cost")
 	f.Var(&format, "o", "output `FORMAT`: text or json")
 	if err := f.parse(args, "pods", "nodepools", "catalog"); err != nil {
 		return err
@@ -36,6 +38,7 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 		NodePools:     snap.pools,
 		InstanceTypes: snap.catalog,
 		DaemonSets:    snap.daemonSets,
+		Options:       scheduling.Options{NodeCost: scheduling.NodeCost{PerNode: nodeCost}},
 	}
 	for _, n := range snap.nodes {
 		in.Nodes = append(in.Nodes, scheduling.Node{Node: n.node, Pods: n.pods})

@@ -25,8 +25,8 @@ const (
 const maxErrorLines = 10
 
 const usage = `usage:
-  plan provision --pods FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--nodes FILE] [-o text|json]
-  plan disrupt --pods FILE --nodes FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [-o text|json]
+  plan provision --pods FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--nodes FILE] [--node-cost $/h] [-o text|json]
+  plan disrupt --pods FILE --nodes FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]
 
 provision: which nodes to launch for the pending pods, and why any pod cannot be placed.
 disrupt:   which managed nodes to delete or replace, and why the others stay.
