@@ -87,21 +87,25 @@ const (
 	// ActNodeGone: the node of a registered claim was deleted by someone else; delete the
 	// instance too, as Karpenter does for `kubectl delete node`.
 	ActNodeGone
-	// ActInstanceGone: the instance disappeared from the cloud; forget the claim and delete
-	// its Node object.
+	// ActInstanceGone: the instance has been missing from the cloud's listings long enough to be
+	// sure (see [Tracker.Reconcile]); forget the claim. Node, when set, names its Node to
+	// delete; a Ready Node is never named.
 	ActInstanceGone
 	// ActAdopt: an instance no claim knew about was adopted (launched by an earlier run).
 	ActAdopt
-	// ActCollect: an instance that cannot be attributed to any NodePool outlived the grace
-	// period; delete it.
-	ActCollect
-	// ActDeleteNode: a Node points at an instance of this provider that no longer exists.
-	ActDeleteNode
+	// ActStray: an instance no claim owns was seen for the first time. It is reported once and
+	// never deleted: without a claim nothing proves it is ours (a Karpenter installation in
+	// the same account tags its instances the same way).
+	ActStray
+	// ActPoolGone: the claim's NodePool has been missing for Timeouts.Collect while the pool
+	// source worked; drain and delete the claim's node as Karpenter does when its NodePool is
+	// deleted.
+	ActPoolGone
 )
 
 func (k ActionKind) String() string {
 	return [...]string{"", "Register", "Initialize", "RegistrationTimeout", "LaunchTimeout", "NodeGone",
-		"InstanceGone", "Adopt", "Collect", "DeleteNode"}[k]
+		"InstanceGone", "Adopt", "Stray", "PoolGone"}[k]
 }
 
 // Action is one effect: on a claim (a copy), an instance or a node.
@@ -109,7 +113,7 @@ type Action struct {
 	Kind ActionKind
 	// Claim is a copy of the claim concerned, when there is one.
 	Claim *Claim
-	// ProviderID names the instance of ActCollect.
+	// ProviderID names the instance of ActStray.
 	ProviderID string
 	// Node is the node concerned, when there is one.
 	Node string
@@ -124,8 +128,10 @@ type Timeouts struct {
 	Launch time.Duration
 	// Registration bounds launch → a Node with the provider ID; zero means 15 minutes.
 	Registration time.Duration
-	// Collect is how long an instance nobody can attribute lives before it is deleted, and how
-	// long a Node whose instance is gone stays; zero means 2 minutes.
+	// Collect is how long a claim's instance must have been missing from the cloud's listings
+	// (and in at least MissedListings of them) before the claim is given up, and how long a
+	// claim's NodePool must have been missing before its node is drained; zero means 2
+	// minutes.
 	Collect time.Duration
 }
 
@@ -153,17 +159,31 @@ type Tracker struct {
 
 	mu     sync.Mutex
 	claims map[string]*Claim // by claim name
-	// strays are instances no claim knows, by provider ID, with when they were first seen.
-	strays map[string]time.Time
-	// orphans are nodes whose instance is gone, by node name, with when that was first seen.
-	orphans map[string]time.Time
+	// strays are instances no claim knows, by provider ID, reported once each.
+	strays map[string]bool
+	// missing counts, by claim name, the listings in a row that did not show the claim's
+	// instance, and when the first of them began.
+	missing map[string]miss
+	// poolGone is when each claim's NodePool was first seen missing, by claim name.
+	poolGone map[string]time.Time
 }
+
+type miss struct {
+	count int
+	since time.Time
+}
+
+// MissedListings is how many listings in a row must miss a claim's instance before the
+// claim is given up: EC2's DescribeInstances is eventually consistent, so one miss proves
+// nothing.
+const MissedListings = 3
 
 func (t *Tracker) initLocked() {
 	if t.claims == nil {
 		t.claims = map[string]*Claim{}
-		t.strays = map[string]time.Time{}
-		t.orphans = map[string]time.Time{}
+		t.strays = map[string]bool{}
+		t.missing = map[string]miss{}
+		t.poolGone = map[string]time.Time{}
 	}
 }
 
@@ -215,7 +235,6 @@ func (t *Tracker) Launched(name string, launched *nodeplan.NodeClaim) bool {
 		c.Resources = resources
 	}
 	c.Phase = PhaseLaunched
-	delete(t.strays, launched.Status.ProviderID)
 	return true
 }
 
@@ -377,13 +396,7 @@ func hasTaint(n *corev1.Node, key string) bool {
 // nodeInitialized reports whether a registered node is ready for pods: Ready, with no startup
 // taint and no unregistered taint left, and with allocatable cpu reported.
 func nodeInitialized(n *corev1.Node, c *Claim) bool {
-	ready := false
-	for _, cond := range n.Status.Conditions {
-		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-			ready = true
-		}
-	}
-	if !ready {
+	if !nodeReady(n) {
 		return false
 	}
 	for _, taint := range n.Spec.Taints {
@@ -401,17 +414,19 @@ func nodeInitialized(n *corev1.Node, c *Claim) bool {
 }
 
 // Reconcile compares the table with the cloud's instances (listed at listedAt) and the Nodes,
-// and returns what to do about differences, in a stable order:
+// and returns what to do about differences, in a stable order. It acts only on what the table
+// proves is ours — its claims; an instance or a Node without a claim is never deleted:
 //
 //   - an instance no claim knows is adopted when it can be attributed to one of pools (by the
 //     claim name and NodePool the provider recorded): a claim launched by an earlier run of
-//     the controller, or by a replica that lost its lease mid-launch. Its phase follows from
-//     its Node. An instance that cannot be attributed is collected once it has been seen for
-//     Timeouts.Collect.
-//   - a claim whose instance is no longer listed is forgotten (ActInstanceGone), unless it was
-//     launched after the listing began.
-//   - a Node of a NodePool (or whose provider ID has the scheme of this provider's IDs) with no
-//     instance behind it is deleted once that has lasted Timeouts.Collect.
+//     the controller. Its phase follows from its Node. Any other instance is reported once
+//     (ActStray) and left alone.
+//   - a claim whose instance is missing from MissedListings listings in a row spanning at least
+//     Timeouts.Collect is given up (ActInstanceGone); its Node is deleted with it only when the
+//     Node is not Ready (a Ready Node has a kubelet talking, whatever the listing says). A
+//     claim launched after the listing began is not judged by it.
+//   - a claim whose NodePool is not among pools for Timeouts.Collect is drained
+//     (ActPoolGone). pools nil means the pool source failed: no claim is judged by its pool.
 //
 // Called with an empty table, it is the rebuild after a restart.
 func (t *Tracker) Reconcile(instances []*nodeplan.NodeClaim, nodes []*corev1.Node, pools []string, listedAt, now time.Time) []Action {
@@ -432,13 +447,10 @@ func (t *Tracker) Reconcile(instances []*nodeplan.NodeClaim, nodes []*corev1.Nod
 	}
 	listed := map[string]bool{}
 	var acts []Action
-	prefixes := map[string]bool{}
 	for _, inst := range instances {
 		id := inst.Status.ProviderID
 		listed[id] = true
-		prefixes[providerPrefix(id)] = true
 		if known[id] != nil {
-			delete(t.strays, id)
 			continue
 		}
 		if inst.Name != "" && slices.Contains(pools, inst.NodePool) && t.claims[inst.Name] == nil {
@@ -464,14 +476,9 @@ func (t *Tracker) Reconcile(instances []*nodeplan.NodeClaim, nodes []*corev1.Nod
 			acts = append(acts, Action{Kind: ActAdopt, Claim: copyClaim(c), Node: c.Status.NodeName})
 			continue
 		}
-		first, ok := t.strays[id]
-		if !ok {
-			t.strays[id] = now
-			first = now
-		}
-		if now.Sub(first) >= t.Timeouts.collect() {
-			delete(t.strays, id)
-			acts = append(acts, Action{Kind: ActCollect, ProviderID: id, Node: nodeName(byID[id])})
+		if !t.strays[id] {
+			t.strays[id] = true
+			acts = append(acts, Action{Kind: ActStray, ProviderID: id, Node: nodeName(byID[id])})
 		}
 	}
 	for id := range t.strays {
@@ -482,48 +489,58 @@ func (t *Tracker) Reconcile(instances []*nodeplan.NodeClaim, nodes []*corev1.Nod
 	for _, name := range slices.Sorted(maps.Keys(t.claims)) {
 		c := t.claims[name]
 		if c.Phase == PhaseLaunching || listed[c.Status.ProviderID] || !launchTime(c).Before(listedAt) {
+			delete(t.missing, name)
+			continue
+		}
+		m, ok := t.missing[name]
+		if !ok {
+			m.since = listedAt
+		}
+		m.count++
+		t.missing[name] = m
+		if m.count < MissedListings || now.Sub(m.since) < t.Timeouts.collect() {
 			continue
 		}
 		delete(t.claims, name)
-		acts = append(acts, Action{Kind: ActInstanceGone, Claim: copyClaim(c), Node: c.Status.NodeName})
+		delete(t.missing, name)
+		delete(t.poolGone, name)
+		a := Action{Kind: ActInstanceGone, Claim: copyClaim(c)}
+		if n := byID[c.Status.ProviderID]; n != nil && !nodeReady(n) {
+			a.Node = n.Name
+		}
+		acts = append(acts, a)
 	}
-	seenOrphans := map[string]bool{}
-	for _, n := range nodes {
-		id := n.Spec.ProviderID
-		managed := n.Labels[nodeplan.LabelNodePool] != "" || prefixes[providerPrefix(id)]
-		if id == "" || listed[id] || !managed || n.CreationTimestamp.After(listedAt) {
+	for _, name := range slices.Sorted(maps.Keys(t.claims)) {
+		c := t.claims[name]
+		if pools == nil || c.Phase == PhaseLaunching || c.Phase == PhaseTerminating || slices.Contains(pools, c.NodePool) {
+			delete(t.poolGone, name)
 			continue
 		}
-		if c := known[id]; c != nil && c.Phase == PhaseLaunching {
-			continue
-		}
-		seenOrphans[n.Name] = true
-		first, ok := t.orphans[n.Name]
+		first, ok := t.poolGone[name]
 		if !ok {
-			t.orphans[n.Name] = now
+			t.poolGone[name] = now
 			first = now
 		}
 		if now.Sub(first) >= t.Timeouts.collect() {
-			delete(t.orphans, n.Name)
-			acts = append(acts, Action{Kind: ActDeleteNode, Node: n.Name, ProviderID: id})
+			acts = append(acts, Action{Kind: ActPoolGone, Claim: copyClaim(c), Node: c.Status.NodeName})
 		}
 	}
-	for name := range t.orphans {
-		if !seenOrphans[name] {
-			delete(t.orphans, name)
+	for name := range t.missing {
+		if t.claims[name] == nil {
+			delete(t.missing, name)
 		}
 	}
 	slices.SortStableFunc(acts, func(a, b Action) int { return cmp.Compare(a.Kind, b.Kind) })
 	return acts
 }
 
-// providerPrefix returns the scheme part of a provider ID ("aws://", "memory://"), so Nodes of
-// other providers (a kubeadm control plane, a managed node group) are never taken for orphans.
-func providerPrefix(id string) string {
-	if i := strings.Index(id, "://"); i >= 0 {
-		return id[:i+3]
+func nodeReady(n *corev1.Node) bool {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
 	}
-	return ""
+	return false
 }
 
 func nodeName(n *corev1.Node) string {

@@ -281,7 +281,7 @@ func TestRebuild(t *testing.T) {
 	var tr Tracker
 	got := describe(tr.Reconcile(insts, nodes, []string{"default"}, now, now))
 	want := []string{"Adopt default-init @ip-1", "Adopt default-boot", "Adopt default-term @ip-3"}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got[:min(3, len(got))]); diff != "" {
 		t.Errorf("first Reconcile (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]string{"default-init": "Initialized", "default-boot": "Launched", "default-term": "Terminating"},
@@ -291,16 +291,17 @@ func TestRebuild(t *testing.T) {
 	if c := tr.Get("default-term"); c.Reason != "Empty" {
 		t.Errorf("adopted terminating claim has reason %q, want Empty", c.Reason)
 	}
-	// Within the grace period nothing is collected; after it, the strays and the orphan go.
-	if got := describe(tr.Reconcile(insts, nodes, []string{"default"}, now.Add(time.Minute), now.Add(time.Minute))); len(got) != 0 {
-		t.Errorf("Reconcile within the grace period = %v, want nothing", got)
+	// Instances without a claim are reported once and never deleted; a Node without a claim
+	// (its instance gone or never ours) is never touched, however long it stays.
+	if diff := cmp.Diff([]string{"Stray aws:///z/i-4", "Stray aws:///z/i-5"}, got[3:]); diff != "" {
+		t.Errorf("strays (-want +got):\n%s", diff)
+	}
+	for _, at := range []time.Duration{time.Minute, 2 * time.Minute, time.Hour} {
+		if got := describe(tr.Reconcile(insts, nodes, []string{"default"}, now.Add(at), now.Add(at))); len(got) != 0 {
+			t.Errorf("Reconcile %v later = %v, want nothing", at, got)
+		}
 	}
 	later := now.Add(2 * time.Minute)
-	got = describe(tr.Reconcile(insts, nodes, []string{"default"}, later, later))
-	want = []string{"Collect aws:///z/i-4", "Collect aws:///z/i-5", "DeleteNode aws:///z/i-0 @ip-0"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Reconcile after the grace period (-want +got):\n%s", diff)
-	}
 	// The registering claim goes on to register; the adopted claims are not adopted twice.
 	if got := describe(tr.Reconcile(insts[:3], nodes[:2], []string{"default"}, later, later)); len(got) != 0 {
 		t.Errorf("Reconcile again = %v, want nothing", got)
@@ -311,8 +312,9 @@ func TestRebuild(t *testing.T) {
 	}
 }
 
-// TestInstanceGone: a claim whose instance left the cloud is forgotten — unless it was
-// launched after the listing started, which cannot have seen it.
+// TestInstanceGone: a claim whose instance left the cloud is forgotten once MissedListings
+// listings in a row spanning Timeouts.Collect missed it — and a claim launched after a listing
+// began is not judged by it.
 func TestInstanceGone(t *testing.T) {
 	var tr Tracker
 	for i, at := range []time.Duration{0, 10 * time.Minute} {
@@ -321,25 +323,90 @@ func TestInstanceGone(t *testing.T) {
 		tr.Launched(name, launched(name, "default", fmt.Sprint("aws:///z/i-", i), t0.Add(at)))
 	}
 	tr.Begin(claim("launching", "default"), false, nil, t0)
-	listedAt := t0.Add(5 * time.Minute)
-	got := describe(tr.Reconcile(nil, nil, []string{"default"}, listedAt, t0.Add(11*time.Minute)))
+	var got []string
+	for i, at := range []time.Duration{5 * time.Minute, 6 * time.Minute, 7 * time.Minute} {
+		got = describe(tr.Reconcile(nil, nil, []string{"default"}, t0.Add(at), t0.Add(at)))
+		if i < 2 && len(got) != 0 {
+			t.Errorf("listing %d without the instance = %v, want nothing (one miss proves nothing)", i+1, got)
+		}
+	}
 	if diff := cmp.Diff([]string{"InstanceGone c0"}, got); diff != "" {
-		t.Errorf("Reconcile (-want +got):\n%s", diff)
+		t.Errorf("third listing (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]string{"c1": "Launched", "launching": "Launching"}, phases(&tr)); diff != "" {
 		t.Errorf("phases (-want +got):\n%s", diff)
 	}
 }
 
-// TestStrayForgottenWhenGone: a stray that disappears before its grace period is not
-// collected later if a new instance reuses nothing of it.
-func TestStrayForgottenWhenGone(t *testing.T) {
+// TestOneListMissDeletesNothing: a listing that misses an instance now and then (EC2 is
+// eventually consistent) never gives its claim up, however often it happens, as long as the
+// misses are not in a row; and when the instance is really gone, its Ready Node stays.
+func TestOneListMissDeletesNothing(t *testing.T) {
 	var tr Tracker
-	stray := launched("", "", "aws:///z/i-7", t0)
-	tr.Reconcile([]*nodeplan.NodeClaim{stray}, nil, nil, t0, t0)
-	tr.Reconcile(nil, nil, nil, t0.Add(time.Minute), t0.Add(time.Minute))
-	got := describe(tr.Reconcile([]*nodeplan.NodeClaim{stray}, nil, nil, t0.Add(2*time.Minute), t0.Add(2*time.Minute)))
-	if len(got) != 0 {
-		t.Errorf("a stray seen again after vanishing = %v, want a fresh grace period", got)
+	tr.Begin(claim("a", "default"), false, nil, t0)
+	inst := launched("a", "default", "aws:///z/i-1", t0)
+	tr.Launched("a", inst)
+	nodes := []*corev1.Node{node("ip-1", "aws:///z/i-1", ready, registered)}
+	tr.Sync(nodes, t0)
+	for i := range 60 {
+		at := t0.Add(time.Duration(i+1) * time.Minute)
+		var listing []*nodeplan.NodeClaim
+		if i%2 == 1 { // the last listing shows it
+			listing = []*nodeplan.NodeClaim{inst}
+		}
+		if got := describe(tr.Reconcile(listing, nodes, []string{"default"}, at, at)); len(got) != 0 {
+			t.Fatalf("listing %d = %v, want nothing", i, got)
+		}
+	}
+	var got []string
+	for i := range MissedListings {
+		at := t0.Add(2*time.Hour + time.Duration(i)*time.Minute)
+		got = describe(tr.Reconcile(nil, nodes, []string{"default"}, at, at))
+	}
+	if diff := cmp.Diff([]string{"InstanceGone a"}, got); diff != "" {
+		t.Errorf("instance really gone (-want +got):\n%s", diff)
+	}
+	// The same with a NotReady Node: the Node goes with the claim.
+	tr.Begin(claim("b", "default"), false, nil, t0)
+	tr.Launched("b", launched("b", "default", "aws:///z/i-2", t0))
+	nodes = []*corev1.Node{node("ip-2", "aws:///z/i-2", registered)}
+	tr.Sync(nodes, t0)
+	for i := range MissedListings {
+		at := t0.Add(3*time.Hour + time.Duration(i)*time.Minute)
+		got = describe(tr.Reconcile(nil, nodes, []string{"default"}, at, at))
+	}
+	if diff := cmp.Diff([]string{"InstanceGone b @ip-2"}, got); diff != "" {
+		t.Errorf("NotReady node (-want +got):\n%s", diff)
+	}
+}
+
+// TestPoolGone: a claim of a pool that is no longer there is drained once the pool has been
+// missing for Timeouts.Collect — and never while the pool source cannot say which pools exist.
+func TestPoolGone(t *testing.T) {
+	var tr Tracker
+	inst := launched("a", "old", "aws:///z/i-1", t0)
+	tr.Begin(claim("a", "old"), false, nil, t0)
+	tr.Launched("a", inst)
+	nodes := []*corev1.Node{node("ip-1", "aws:///z/i-1", ready, registered)}
+	tr.Sync(nodes, t0)
+	for _, at := range []time.Duration{time.Minute, time.Hour, 2 * time.Hour} {
+		if got := describe(tr.Reconcile([]*nodeplan.NodeClaim{inst}, nodes, nil, t0.Add(at), t0.Add(at))); len(got) != 0 {
+			t.Errorf("pool source failing, %v: %v, want nothing", at, got)
+		}
+	}
+	at := t0.Add(3 * time.Hour)
+	if got := describe(tr.Reconcile([]*nodeplan.NodeClaim{inst}, nodes, []string{"new"}, at, at)); len(got) != 0 {
+		t.Errorf("pool just missing: %v, want nothing yet", got)
+	}
+	at = at.Add(2 * time.Minute)
+	got := describe(tr.Reconcile([]*nodeplan.NodeClaim{inst}, nodes, []string{"new"}, at, at))
+	if diff := cmp.Diff([]string{"PoolGone a @ip-1"}, got); diff != "" {
+		t.Errorf("pool gone (-want +got):\n%s", diff)
+	}
+	// An instance of an unknown pool that no claim owns is not adopted, and not deleted.
+	var fresh Tracker
+	got = describe(fresh.Reconcile([]*nodeplan.NodeClaim{inst}, nodes, []string{"new"}, at, at))
+	if diff := cmp.Diff([]string{"Stray aws:///z/i-1 @ip-1"}, got); diff != "" {
+		t.Errorf("unowned instance of an unknown pool (-want +got):\n%s", diff)
 	}
 }

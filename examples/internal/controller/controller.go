@@ -241,7 +241,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err := c.rebuild(ctx); err != nil {
 		return err
 	}
-	c.log().Info("controller started", "nodepools", len(c.NodePools.NodePools()), "claims", len(c.tracker.List()))
+	if _, err := c.NodePools.NodePools(); err != nil {
+		c.log().Error("nodepools unavailable: not provisioning or disrupting until they are", "err", err)
+	}
+	c.log().Info("controller started", "nodepools", len(c.poolNames()), "claims", len(c.tracker.List()))
 
 	ticker := c.clock().NewTicker(orDefault(c.Tick, 100*time.Millisecond))
 	defer ticker.Stop()
@@ -425,16 +428,22 @@ func (c *Controller) podsOn(node string) []*corev1.Pod {
 	return out
 }
 
+// poolNames returns the NodePools' names, or nil when the source cannot say.
 func (c *Controller) poolNames() []string {
-	var out []string
-	for _, p := range c.NodePools.NodePools() {
+	pools, err := c.NodePools.NodePools()
+	if err != nil {
+		return nil
+	}
+	out := []string{}
+	for _, p := range pools {
 		out = append(out, p.Name)
 	}
 	return out
 }
 
 func (c *Controller) pool(name string) (nodeplan.NodePool, bool) {
-	for _, p := range c.NodePools.NodePools() {
+	pools, _ := c.NodePools.NodePools()
+	for _, p := range pools {
 		if p.Name == name {
 			return p, true
 		}

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/nodeplan/nodeplan"
@@ -180,9 +182,8 @@ func (h *harness) nodes() int {
 }
 
 // TestRestartLosesNothing kills the controller after it launched an instance but before the
-// node registered, and starts a new one: the new one adopts the instance (no second launch),
-// the pods land on it, and an instance nobody can attribute is collected after the grace
-// period.
+// node registered, and starts a new one: the new one adopts the instance (no second launch)
+// and the pods land on it; an instance nobody can attribute is reported once and left alone.
 func TestRestartLosesNothing(t *testing.T) {
 	h := newHarness(t)
 	stopA := h.start("a", nil)
@@ -191,17 +192,23 @@ func TestRestartLosesNothing(t *testing.T) {
 	stopA()
 	launched := h.instances()[0]
 
-	// An instance left by something else (no claim, no pool): garbage.
+	// An instance left by something else (no claim, no pool): not provably ours.
 	stray, err := h.w.Cloud.Create(context.Background(), &nodeplan.NodeClaim{InstanceTypeOptions: []string{"c6a.large"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.start("b", func(c *controller.Controller) { c.Timeouts.Collect = time.Minute })
-	h.until(2*time.Minute, "5 pods running and the stray collected", func() bool {
-		return h.running() == 5 && len(h.instances()) == 1
-	})
-	if got := h.instances()[0].Status.ProviderID; got != launched.Status.ProviderID {
-		t.Errorf("instance after restart = %s, want the adopted %s (stray %s)", got, launched.Status.ProviderID, stray.Status.ProviderID)
+	h.until(2*time.Minute, "5 pods running", func() bool { return h.running() == 5 })
+	if err := h.w.Advance(context.Background(), 5*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, i := range h.instances() {
+		ids = append(ids, i.Status.ProviderID)
+	}
+	if diff := cmp.Diff([]string{launched.Status.ProviderID, stray.Status.ProviderID}, ids,
+		cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("instances after restart (-want +got):\n%s", diff)
 	}
 	if n := h.logs.count("adopted nodeclaim"); n != 1 {
 		t.Errorf(`"adopted nodeclaim" logged %d times, want 1`, n)
@@ -209,8 +216,8 @@ func TestRestartLosesNothing(t *testing.T) {
 	if n := h.logs.count("launched nodeclaim"); n != 1 {
 		t.Errorf(`"launched nodeclaim" logged %d times across both runs, want 1 (no double launch)`, n)
 	}
-	if n := h.logs.count("garbage collecting instance no nodeclaim owns"); n != 1 {
-		t.Errorf("garbage collection logged %d times, want 1", n)
+	if n := h.logs.count("instance has no nodeclaim; leaving it alone"); n != 1 {
+		t.Errorf("the stray was reported %d times, want 1", n)
 	}
 }
 
@@ -325,5 +332,69 @@ func TestEmptinessPlanner(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(metrics.ClaimsLaunched.WithLabelValues("default", "spot")); got != 1 {
 		t.Errorf("nodeplan_nodeclaims_launched_total{capacity_type=spot} = %v, want 1", got)
+	}
+}
+
+// TestForeignNodesSurvive: Nodes the controller did not launch — an EKS managed node group's,
+// with an aws:/// provider ID the provider does not list, and one that even carries a
+// karpenter.sh/nodepool label (a Karpenter installation's) — survive an hour, Ready or not.
+func TestForeignNodesSurvive(t *testing.T) {
+	h := newHarness(t)
+	h.w.Step = time.Second
+	ctx := context.Background()
+	foreign := []*corev1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-1-1.ec2.internal", Labels: map[string]string{
+			"eks.amazonaws.com/nodegroup": "system", "eks.amazonaws.com/capacityType": "ON_DEMAND"}},
+			Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-0eks00000000000001"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-1-2.ec2.internal", Labels: map[string]string{nodeplan.LabelNodePool: "default"}},
+			Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1b/i-0karpenter0000002"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-1-3.ec2.internal", Labels: map[string]string{
+			"eks.amazonaws.com/nodegroup": "system"}},
+			Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1c/i-0eks00000000000003"}}, // NotReady
+	}
+	for i, n := range foreign {
+		created, err := h.w.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			created.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+			created.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+			if _, err := h.w.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h.start("a", nil)
+	if err := h.w.Advance(ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.nodes(); n != len(foreign) {
+		t.Errorf("nodes after an hour = %d, want the %d foreign ones; logs:\n%s", n, len(foreign), h.logs.String())
+	}
+}
+
+// TestNoPoolsNoDisruption: when the pool source has nothing to say (here: no pool at all), the
+// controller disrupts nothing — an empty node stays, its instance too — instead of treating
+// every node as one of a deleted pool.
+func TestNoPoolsNoDisruption(t *testing.T) {
+	h := newHarness(t)
+	stopA := h.start("a", nil)
+	h.deploy("inflate", 1, 0)
+	h.until(time.Minute, "the pod running", func() bool { return h.running() == 1 })
+	stopA()
+	if err := h.w.Deployments.Scale(context.Background(), "test", "inflate", 0); err != nil {
+		t.Fatal(err)
+	}
+	h.pools = nil
+	h.start("b", nil)
+	if err := h.w.Advance(context.Background(), 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if n, i := h.nodes(), len(h.instances()); n != 1 || i != 1 {
+		t.Errorf("nodes, instances = %d, %d; want 1, 1 (nothing disrupted without pools); logs:\n%s", n, i, h.logs.String())
+	}
+	if h.logs.count("not disrupting: nodepools unavailable") == 0 {
+		t.Errorf("no log line saying why nothing is disrupted")
 	}
 }

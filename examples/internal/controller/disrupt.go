@@ -21,11 +21,11 @@ func (c *Controller) planner() Planner {
 
 // planInput builds the planner's view from the caches, the claim table, the drift verdicts
 // and the interruptions received.
-func (c *Controller) planInput(ctx context.Context) disruption.Input {
+func (c *Controller) planInput(ctx context.Context, pools []nodeplan.NodePool) disruption.Input {
 	s := c.snapshot()
 	now := c.now()
 	in := disruption.Input{
-		NodePools:  c.NodePools.NodePools(),
+		NodePools:  pools,
 		DaemonSets: s.daemonSets,
 		PDBs:       s.pdbs,
 		Namespaces: s.namespaces,
@@ -122,8 +122,14 @@ func (c *Controller) disrupt(ctx context.Context) bool {
 	go func() {
 		defer c.wg.Done()
 		defer c.release("disruption")
+		pools, err := c.NodePools.NodePools()
+		if err != nil {
+			// Without the pools every node would look like one of a deleted pool.
+			c.log().Error("not disrupting: nodepools unavailable", "err", err)
+			return
+		}
 		c.checkDrift(ctx)
-		in := c.planInput(ctx)
+		in := c.planInput(ctx, pools)
 		start := time.Now()
 		res, err := c.planner().Plan(ctx, in)
 		if c.Metrics != nil {

@@ -16,8 +16,13 @@
 //     and finally Provider.Delete. Interruptions from the provider are drained at once.
 //   - Restarts: there is no NodeClaim object; the cloud's instances and the Nodes are the
 //     record. On start the claim table is rebuilt from Provider.List and the Nodes; an instance
-//     that cannot be attributed is deleted after Timeouts.Collect; an instance that never
-//     registers is deleted after Timeouts.Registration.
+//     that never registers is deleted after Timeouts.Registration.
+//   - Ownership: the controller acts only on its claims. An instance no claim owns is reported
+//     once and left alone; a Node without a claim is never touched; a claim's instance must be
+//     missing from [MissedListings] listings in a row over Timeouts.Collect before the claim is
+//     given up, and even then a Ready Node is not deleted. A NodePoolSource that cannot say
+//     which pools exist stops provisioning and disruption; a claim whose pool is gone is
+//     drained, not killed.
 //   - High availability: [LeaderElection] runs the controller only while holding a Lease.
 //   - Observability: log/slog lines with the messages operators grep for ("launched
 //     nodeclaim", "could not schedule pod", "disrupting node(s)"), Events on pods and nodes,

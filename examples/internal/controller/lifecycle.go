@@ -203,29 +203,24 @@ func (c *Controller) applyReconcile(ctx context.Context, acts []Action) {
 			if a.Claim.Phase == PhaseTerminating {
 				c.terminate(ctx, a.Claim, a.Claim.Reason)
 			}
-		case ActCollect:
-			c.log().Info("garbage collecting instance no nodeclaim owns", "provider-id", a.ProviderID, "node", a.Node,
-				"grace", c.Timeouts.collect())
-			c.wg.Add(1)
-			go func() {
-				defer c.wg.Done()
-				if c.deleteInstance(ctx, a.ProviderID) {
-					c.deleteNodeObject(ctx, a.Node)
-				}
-			}()
-			if c.Metrics != nil {
-				c.Metrics.ClaimsTerminated.WithLabelValues("", "garbage_collected").Inc()
-			}
+		case ActStray:
+			c.log().Info("instance has no nodeclaim; leaving it alone", "provider-id", a.ProviderID, "node", a.Node)
 		case ActInstanceGone:
-			c.log().Info("instance is gone; deleting nodeclaim", "nodeclaim", a.Claim.Name, "node", a.Node,
-				"provider-id", a.Claim.Status.ProviderID)
+			if a.Node == "" && a.Claim.Status.NodeName != "" {
+				c.log().Error("instance is gone but its node is still Ready; deleting the nodeclaim and leaving the node",
+					"nodeclaim", a.Claim.Name, "node", a.Claim.Status.NodeName, "provider-id", a.Claim.Status.ProviderID)
+			} else {
+				c.log().Info("instance is gone; deleting nodeclaim", "nodeclaim", a.Claim.Name, "node", a.Node,
+					"provider-id", a.Claim.Status.ProviderID)
+			}
 			c.deleteNodeObject(ctx, a.Node)
 			if c.Metrics != nil {
 				c.Metrics.ClaimsTerminated.WithLabelValues(a.Claim.NodePool, "instance_terminated").Inc()
 			}
-		case ActDeleteNode:
-			c.log().Info("deleting node whose instance is gone", "node", a.Node, "provider-id", a.ProviderID)
-			c.deleteNodeObject(ctx, a.Node)
+		case ActPoolGone:
+			c.log().Info("nodepool of nodeclaim is gone; draining its node", "nodeclaim", a.Claim.Name,
+				"nodepool", a.Claim.NodePool, "node", a.Node)
+			c.terminate(ctx, a.Claim, "NodePoolDeleted")
 		}
 	}
 }

@@ -83,10 +83,10 @@ func (c *Controller) instanceTypes(ctx context.Context, pools []nodeplan.NodePoo
 
 // schedulingInput builds the solver's view: initialized nodes with their pods, and every claim
 // still on its way (launching, launched, registered) as in-flight capacity.
-func (c *Controller) schedulingInput(s snapshot, pending []*corev1.Pod) scheduling.Input {
+func (c *Controller) schedulingInput(s snapshot, pending []*corev1.Pod, pools []nodeplan.NodePool) scheduling.Input {
 	in := scheduling.Input{
 		Pods:       pending,
-		NodePools:  c.NodePools.NodePools(),
+		NodePools:  pools,
 		DaemonSets: s.daemonSets,
 		Namespaces: s.namespaces,
 	}
@@ -150,7 +150,12 @@ func (c *Controller) provision(ctx context.Context) {
 	if len(pending) == 0 {
 		return
 	}
-	in := c.schedulingInput(s, pending)
+	pools, err := c.NodePools.NodePools()
+	if err != nil {
+		c.log().Error("could not provision: nodepools unavailable", "pods", len(pending), "err", err)
+		return
+	}
+	in := c.schedulingInput(s, pending, pools)
 	in.PoolInstanceTypes = c.instanceTypes(ctx, in.NodePools)
 	start := time.Now() // the solver's own cost, in real time even on a simulated clock
 	res, err := c.Solve(ctx, in)
