@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
+	"github.com/nodeplan/nodeplan/examples/internal/version"
 )
 
 func main() {
@@ -32,6 +33,7 @@ func main() {
 type options struct {
 	scenario    string
 	list        bool
+	version     bool
 	verbose     bool
 	metricsAddr string
 	planner     string
@@ -59,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.scenario, "scenario", "inflate", "simulation scenario: inflate, spot-interruption, ice, drift")
 	fs.BoolVar(&o.list, "list", false, "list the simulation scenarios and exit")
+	fs.BoolVar(&o.version, "version", false, "print the build (module version or VCS revision) and exit")
 	fs.BoolVar(&o.verbose, "v", false, "verbose: debug lines too")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", `serve Prometheus metrics on this address (e.g. ":8080"); off when empty`)
 	fs.StringVar(&o.planner, "planner", "disruption", "disruption planner: disruption (nodeplan's planner) or emptiness (empty nodes only)")
@@ -93,6 +96,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if o.version {
+		fmt.Fprintln(stdout, version.String("controller"))
+		return nil
 	}
 	if o.list {
 		for _, s := range scenarios {

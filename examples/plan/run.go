@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/nodeplan/nodeplan/examples/internal/version"
 	"github.com/nodeplan/nodeplan/examples/plan/internal/load"
 )
 
@@ -30,7 +31,7 @@ const usage = `usage:
 
 provision: which nodes to launch for the pending pods, and why any pod cannot be placed.
 disrupt:   which managed nodes to delete or replace, and why the others stay.
-Run "plan provision -h" or "plan disrupt -h" for the flags.
+Run "plan provision -h" or "plan disrupt -h" for the flags, "plan -version" for the build.
 `
 
 // badInput marks an error as the user's to fix (exit status 2) rather than the tool's.
@@ -61,6 +62,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cmd = disrupt
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
+		return exitOK
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, version.String("plan"))
 		return exitOK
 	default:
 		fmt.Fprintf(stderr, "plan: unknown command %q\n%s", args[0], usage)
