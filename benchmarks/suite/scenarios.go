@@ -9,6 +9,7 @@ import (
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/scheduling"
+	"github.com/nodeplan/nodeplan/scheduling/schedulingtest"
 )
 
 // Scenario is one provisioning problem of the suite.
@@ -53,6 +54,9 @@ func Scenarios(size Size) ([]Scenario, error) {
 	}
 	for _, n := range []int{pick(1000, 40), pick(5000, 70), pick(20000, 100)} {
 		out = append(out, karpenterMix(n))
+	}
+	for _, n := range []int{pick(1000, 40), pick(5000, 70), pick(20000, 100)} {
+		out = append(out, karpenterMixDrawn(n))
 	}
 	out = append(out,
 		webMix(pick(3000, 90)),
@@ -155,6 +159,20 @@ func karpenterMix(n int) Scenario {
 		Name: name, Family: "karpenter-mix",
 		Description: fmt.Sprintf("Karpenter's benchmark mix of %d pods: generic, zone spread, hostname spread, zone self-affinity, hostname anti-affinity", n),
 		Input:       scheduling.Input{Pods: b.pods, NodePools: onePool()},
+	}
+}
+
+// karpenterMixDrawn is Karpenter's benchmark mix exactly as its generator draws it
+// (schedulingtest.KarpenterMix): every pod's labels and every spread's selector drawn
+// independently, so spreads count pods of other kinds and most spread pods do not match their
+// own selector, and pods of several sizes share one self-affinity.
+func karpenterMixDrawn(n int) Scenario {
+	name := fmt.Sprintf("karpenter-mix-drawn-%d", n)
+	rng := rand.New(rand.NewPCG(42, uint64(n)))
+	return Scenario{
+		Name: name, Family: "karpenter-mix-drawn",
+		Description: fmt.Sprintf("Karpenter's benchmark mix of %d pods as its generator draws it: labels and selectors drawn independently", n),
+		Input:       scheduling.Input{Pods: schedulingtest.KarpenterMix(rng, n, name), NodePools: onePool()},
 	}
 }
 
