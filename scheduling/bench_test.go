@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/internal/apiserverpod"
 )
 
 // mixedShapes is a realistic mix of deployments: web and API tiers, workers, caches heavy on
@@ -56,27 +57,44 @@ func BenchmarkSolve(b *testing.B) {
 	catalog := loadCatalog(b)
 	pool := nodeplan.NodePool{Name: "default"}
 	for _, n := range []int{100, 1000, 10000, 100000} {
-		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
-			in := Input{Pods: mixedPods(n), NodePools: []nodeplan.NodePool{pool}, InstanceTypes: catalog, DaemonSets: testDaemonSets()}
-			var res Result
-			b.ReportAllocs()
-			cpu0 := cpuTime()
-			for b.Loop() {
-				var err error
-				res, err = Solve(context.Background(), in)
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "pods/s")
-			b.ReportMetric(res.Cost, "$/h")
-			b.ReportMetric(res.Cost/res.LowerBound, "cost/LB")
-			b.ReportMetric(float64(len(res.NodeClaims)), "nodes")
-			if len(res.Unschedulable) > 0 {
-				b.Fatalf("%d pods unschedulable: %s", len(res.Unschedulable), res.Unschedulable[0].Message)
-			}
-		})
+		for _, v := range podVariants {
+			b.Run(v.prefix+fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+				in := Input{Pods: v.shape(mixedPods(n)), NodePools: []nodeplan.NodePool{pool}, InstanceTypes: catalog, DaemonSets: testDaemonSets()}
+				benchSolve(b, in, n)
+			})
+		}
+	}
+}
+
+// podVariants are the two forms every benchmark runs on: pods as tests build them, and the same
+// pods as the API server returns them (apiserverpod.ShapeAll). Their figures must match.
+var podVariants = []struct {
+	prefix string
+	shape  func([]*corev1.Pod) []*corev1.Pod
+}{
+	{"", func(p []*corev1.Pod) []*corev1.Pod { return p }},
+	{"apiserver-shaped/", apiserverpod.ShapeAll},
+}
+
+// benchSolve solves in b.N times and reports the domain metrics.
+func benchSolve(b *testing.B, in Input, n int) {
+	var res Result
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		var err error
+		res, err = Solve(context.Background(), in)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "pods/s")
+	b.ReportMetric(res.Cost, "$/h")
+	b.ReportMetric(res.Cost/res.LowerBound, "cost/LB")
+	b.ReportMetric(float64(len(res.NodeClaims)), "nodes")
+	if len(res.Unschedulable) > 0 {
+		b.Fatalf("%d pods unschedulable: %s", len(res.Unschedulable), res.Unschedulable[0].Message)
 	}
 }
 
@@ -114,26 +132,12 @@ func karpenterMix(n int) []*corev1.Pod {
 func BenchmarkSolveKarpenterMix(b *testing.B) {
 	catalog := loadCatalog(b)
 	for _, n := range []int{1000, 5000, 20000} {
-		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
-			in := Input{Pods: karpenterMix(n), NodePools: []nodeplan.NodePool{{Name: "default"}}, InstanceTypes: catalog, DaemonSets: testDaemonSets()}
-			var res Result
-			b.ReportAllocs()
-			cpu0 := cpuTime()
-			for b.Loop() {
-				var err error
-				if res, err = Solve(context.Background(), in); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "pods/s")
-			b.ReportMetric(res.Cost, "$/h")
-			b.ReportMetric(res.Cost/res.LowerBound, "cost/LB")
-			b.ReportMetric(float64(len(res.NodeClaims)), "nodes")
-			if len(res.Unschedulable) > 0 {
-				b.Fatalf("%d pods unschedulable: %s", len(res.Unschedulable), res.Unschedulable[0].Message)
-			}
-		})
+		for _, v := range podVariants {
+			b.Run(v.prefix+fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+				in := Input{Pods: v.shape(karpenterMix(n)), NodePools: []nodeplan.NodePool{{Name: "default"}}, InstanceTypes: catalog, DaemonSets: testDaemonSets()}
+				benchSolve(b, in, n)
+			})
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/internal/apiserverpod"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -56,32 +57,42 @@ func goldenScenarios(t *testing.T) map[string]Input {
 	}
 }
 
+// TestGolden also runs every scenario on its pods as the API server returns them
+// (apiserverpod.ShapeAll: default tolerations, priority, managed fields, status…) against the
+// same golden file: the fields the API server adds must not change a plan.
 func TestGolden(t *testing.T) {
 	for name, in := range goldenScenarios(t) {
-		t.Run(name, func(t *testing.T) {
-			res, err := Solve(context.Background(), in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := summary(res)
-			path := filepath.Join("testdata", "golden", name+".txt")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./scheduling -run TestGolden -update)", err)
-			}
-			if diff := gocmp.Diff(string(want), got); diff != "" {
-				t.Errorf("Solve() for %s differs from %s (-want +got); if on purpose, rerun with -update and review:\n%s", name, path, diff)
-			}
-		})
+		shaped := in
+		shaped.Pods = apiserverpod.ShapeAll(in.Pods)
+		t.Run(name, func(t *testing.T) { checkGolden(t, name, in, *update) })
+		t.Run(name+"/apiserver-shaped", func(t *testing.T) { checkGolden(t, name, shaped, false) })
+	}
+}
+
+// checkGolden compares the plan for in with testdata/golden/<name>.txt, or rewrites the file
+// when write is set.
+func checkGolden(t *testing.T, name string, in Input, write bool) {
+	res, err := Solve(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := summary(res)
+	path := filepath.Join("testdata", "golden", name+".txt")
+	if write {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./scheduling -run TestGolden -update)", err)
+	}
+	if diff := gocmp.Diff(string(want), got); diff != "" {
+		t.Errorf("Solve() for %s differs from %s (-want +got); if on purpose, rerun with -update and review:\n%s", name, path, diff)
 	}
 }
 

@@ -1,16 +1,15 @@
 package scheduling
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/binary"
 	"fmt"
-	"hash/maphash"
 	"maps"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/nodeplan/nodeplan"
 )
@@ -65,8 +64,6 @@ type group struct {
 	size float64
 }
 
-// groupPods sorts pending pods into groups. Pods are hashed on the fields that matter and
-// compared field by field on a hash match, so grouping is exact and cheap.
 // partnerReq says a group must share a domain with pods of another pending group.
 type partnerReq struct {
 	group      *group
@@ -76,117 +73,183 @@ type partnerReq struct {
 // singleState records whether a one-node group has its node.
 type singleState struct{ placed bool }
 
-func groupPods(pods []*corev1.Pod, selectorKeys []string, volumeZones map[string][]string) []*group {
-	seed := maphash.MakeSeed()
-	byHash := map[uint64][]*group{}
+// groupPods sorts pending pods into groups: pods with the same group key (appendGroupKey) are
+// one group. The key holds only the facts scheduling looks at, each in a canonical form, so
+// everything else the API server, its admission plugins and controllers add to a pod (default
+// tolerations with their tolerationSeconds, priority 0, schedulerName, managed fields, uids,
+// owner references, generated names, status…) leaves the grouping — and so the plan, its cost
+// and the solver's speed — as for the bare pods.
+//
+// taints are every taint the solver may hold against a pod's tolerations (inputTaints).
+func groupPods(pods []*corev1.Pod, selectorKeys []string, volumeZones map[string][]string, taints []corev1.Taint) []*group {
+	byKey := map[string]*group{}
 	var groups []*group
 	sorted := slices.Clone(pods)
 	slices.SortFunc(sorted, func(a, b *corev1.Pod) int {
 		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 	})
-	var h maphash.Hash
-	h.SetSeed(seed)
-	encs := map[*group][]byte{}
-	var enc []byte
+	var k groupKeyer
 	for _, p := range sorted {
 		key := nodeplan.PodKey(p)
-		vz := volumeZones[key]
-		h.Reset()
-		hashPod(&h, p, selectorKeys, vz)
-		enc = appendTopologyEncoding(enc[:0], p)
-		h.Write(enc)
-		sum := h.Sum64()
-		var g *group
-		for _, c := range byHash[sum] {
-			if bytes.Equal(encs[c], enc) && samePod(c.rep, p, selectorKeys) && slices.Equal(volumeZones[c.keys[0]], vz) {
-				g = c
-				break
-			}
-		}
+		enc := k.key(p, selectorKeys, volumeZones[key], taints)
+		g := byKey[string(enc)]
 		if g == nil {
-			g = &group{id: len(groups), rep: p}
+			g = &group{rep: p}
 			groups = append(groups, g)
-			byHash[sum] = append(byHash[sum], g)
-			encs[g] = slices.Clone(enc)
+			byKey[string(enc)] = g
 		}
 		g.pods = append(g.pods, p)
 		g.keys = append(g.keys, key)
 	}
+	// Groups are numbered in the order of their keys, not of their pods' names: names the API
+	// server generates (or any renaming) then cannot change the order the solver sees them in.
+	order := slices.Sorted(maps.Keys(byKey))
+	for i, key := range order {
+		byKey[key].id = i
+	}
+	slices.SortFunc(groups, func(a, b *group) int { return cmp.Compare(a.id, b.id) })
 	return groups
 }
 
-func hashPod(h *maphash.Hash, p *corev1.Pod, selectorKeys []string, vz []string) {
-	w := func(s string) { h.WriteString(s); h.WriteByte(0) }
-	w(p.Namespace)
-	for _, k := range selectorKeys {
-		if v, ok := p.Labels[k]; ok {
-			w(k)
-			w(v)
-		}
-	}
-	for i := range p.Spec.Containers {
-		hashContainer(h, &p.Spec.Containers[i])
-	}
-	h.WriteByte(1)
-	for i := range p.Spec.InitContainers {
-		hashContainer(h, &p.Spec.InitContainers[i])
-	}
-	h.WriteByte(2)
-	for _, k := range slices.Sorted(maps.Keys(p.Spec.NodeSelector)) {
-		w(k)
-		w(p.Spec.NodeSelector[k])
-	}
-	h.WriteByte(3)
-	for _, t := range p.Spec.Tolerations {
-		w(t.Key)
-		w(string(t.Operator))
-		w(t.Value)
-		w(string(t.Effect))
-	}
-	h.WriteByte(4)
-	for _, c := range p.Spec.TopologySpreadConstraints {
-		w(c.TopologyKey)
-		w(string(c.WhenUnsatisfiable))
-	}
-	if a := p.Spec.Affinity; a != nil {
-		h.WriteByte(5)
-		if a.NodeAffinity != nil {
-			h.WriteByte(6)
-		}
-		if a.PodAffinity != nil {
-			h.WriteByte(7)
-		}
-		if a.PodAntiAffinity != nil {
-			h.WriteByte(8)
-		}
-	}
-	if p.Spec.Priority != nil {
-		h.WriteByte(byte(*p.Spec.Priority))
-	}
-	for _, z := range vz {
-		w(z)
-	}
+// groupKeyer builds group keys, reusing its buffers from pod to pod.
+type groupKeyer struct {
+	buf   []byte
+	names []corev1.ResourceName
 }
 
-func hashContainer(h *maphash.Hash, c *corev1.Container) {
-	for _, rl := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
-		for _, n := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if q, ok := rl[n]; ok {
-				v := q.MilliValue()
-				var b [8]byte
-				for i := range b {
-					b[i] = byte(v >> (8 * i))
-				}
-				h.Write(b[:])
-			}
-		}
-		h.WriteByte(byte(len(rl)))
+// key returns an exact, canonical encoding of what the solver reads from a pending pod: its
+// namespace; the values of the labels some selector looks at; its effective requests
+// (nodeplan.PodRequests, compared by value: "1" and "1000m" are equal); its nodeSelector; its
+// tolerations as what they tolerate: for each taint of the input (inputTaints), whether the pod
+// tolerates it — so order, duplicates, tolerationSeconds (which only delays a NoExecute
+// eviction) and tolerations of taints no node has do not matter;
+// its priority (none counts as 0, as kube-scheduler counts it); its host ports (defaulted and
+// sorted); its affinity and spread constraints; and its volume zones. Fields are
+// length-prefixed, so distinct facts never encode alike. The result is valid until the next call.
+func (k *groupKeyer) key(p *corev1.Pod, selectorKeys []string, vz []string, taints []corev1.Taint) []byte {
+	b := k.buf[:0]
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
 	}
-	for _, p := range c.Ports {
-		if p.HostPort != 0 {
-			h.WriteByte(byte(p.HostPort))
+	str(p.Namespace)
+	for _, key := range selectorKeys {
+		if v, ok := p.Labels[key]; ok {
+			b = append(b, 1)
+			str(v)
+		} else {
+			b = append(b, 0)
 		}
 	}
+
+	b = append(b, 'R')
+	reqs := nodeplan.PodRequests(p)
+	k.names = k.names[:0]
+	for name := range reqs {
+		k.names = append(k.names, name)
+	}
+	slices.Sort(k.names)
+	b = binary.AppendUvarint(b, uint64(len(k.names)))
+	for _, name := range k.names {
+		q := reqs[name]
+		str(string(name))
+		b = appendQuantity(b, q)
+	}
+
+	b = append(b, 'N')
+	b = binary.AppendUvarint(b, uint64(len(p.Spec.NodeSelector)))
+	for _, key := range slices.Sorted(maps.Keys(p.Spec.NodeSelector)) {
+		str(key)
+		str(p.Spec.NodeSelector[key])
+	}
+
+	// Tolerations by what they tolerate among the taints the input can show a pod: the
+	// not-ready and unreachable NoExecute tolerations every API-server pod carries tolerate
+	// nothing here unless some node or pool has such a taint.
+	b = append(b, 'T')
+	for i := range taints {
+		if nodeplan.Tolerates(p.Spec.Tolerations, taints[i]) {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
+
+	b = append(b, 'P')
+	var prio int32
+	if p.Spec.Priority != nil {
+		prio = *p.Spec.Priority
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(prio))
+
+	b = append(b, 'H')
+	ports := podHostPorts(p)
+	b = binary.AppendUvarint(b, uint64(len(ports)))
+	for _, hp := range ports {
+		str(hp.ip)
+		b = binary.BigEndian.AppendUint32(b, uint32(hp.port))
+		str(string(hp.proto))
+	}
+
+	b = append(b, 'V')
+	b = binary.AppendUvarint(b, uint64(len(vz)))
+	if vz == nil {
+		b = append(b, 0) // no volume zones (nil) differs from an empty list (no zone at all)
+	} else {
+		b = append(b, 1)
+	}
+	for _, z := range vz {
+		str(z)
+	}
+
+	b = append(b, 'A')
+	b = appendTopologyEncoding(b, p)
+	k.buf = b
+	return b
+}
+
+// appendQuantity encodes a quantity by value, whatever its format: "512Mi" and "536870912" are
+// equal. Whole milli-units (every quantity the API server stores) are encoded as such; anything
+// else falls back to its exact decimal form.
+func appendQuantity(b []byte, q resource.Quantity) []byte {
+	if m := q.MilliValue(); resource.NewMilliQuantity(m, resource.DecimalSI).Cmp(q) == 0 {
+		b = append(b, 'm')
+		return binary.BigEndian.AppendUint64(b, uint64(m))
+	}
+	d := q.AsDec().String()
+	b = append(b, 'd')
+	b = binary.AppendUvarint(b, uint64(len(d)))
+	return append(b, d...)
+}
+
+// inputTaints returns, deduplicated and sorted, every taint a pending pod's tolerations are held
+// against: existing nodes', in-flight claims' and NodePool templates' taints, startup taints
+// included. A new source of taints in Input must be added here, or pods that differ in
+// tolerating it would share a group.
+func inputTaints(in *Input) []corev1.Taint {
+	var out []corev1.Taint
+	add := func(ts []corev1.Taint) {
+		for _, t := range ts {
+			out = append(out, corev1.Taint{Key: t.Key, Value: t.Value, Effect: t.Effect})
+		}
+	}
+	for _, n := range in.Nodes {
+		if n.Node != nil {
+			add(n.Node.Spec.Taints)
+		}
+	}
+	for i := range in.NodeClaims {
+		add(in.NodeClaims[i].Taints)
+		add(in.NodeClaims[i].StartupTaints)
+	}
+	for i := range in.NodePools {
+		add(in.NodePools[i].Template.Taints)
+		add(in.NodePools[i].Template.StartupTaints)
+	}
+	slices.SortFunc(out, func(a, b corev1.Taint) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), strings.Compare(a.Value, b.Value), strings.Compare(string(a.Effect), string(b.Effect)))
+	})
+	return slices.Compact(out)
 }
 
 // appendTopologyEncoding appends an exact encoding of the pod's affinity and topology spread
@@ -215,71 +278,6 @@ func appendTopologyEncoding(b []byte, p *corev1.Pod) []byte {
 		b = append(b, data...)
 	}
 	return b
-}
-
-// samePod reports whether two pods are interchangeable for scheduling. Equal hashes make it
-// likely; this makes it certain.
-func samePod(a, b *corev1.Pod, selectorKeys []string) bool {
-	if a.Namespace != b.Namespace {
-		return false
-	}
-	for _, k := range selectorKeys {
-		va, oka := a.Labels[k]
-		vb, okb := b.Labels[k]
-		if va != vb || oka != okb {
-			return false
-		}
-	}
-	sa, sb := &a.Spec, &b.Spec
-	if !sameContainers(sa.Containers, sb.Containers) || !sameContainers(sa.InitContainers, sb.InitContainers) {
-		return false
-	}
-	if !resourcesEqual(sa.Overhead, sb.Overhead) || !maps.Equal(sa.NodeSelector, sb.NodeSelector) {
-		return false
-	}
-	// The reflective comparisons only where there is something to compare: most pods have no
-	// affinity or spread, and 100,000 DeepEquals of nil would show in the profile.
-	if (len(sa.Tolerations) > 0 || len(sb.Tolerations) > 0) && !slices.Equal(sa.Tolerations, sb.Tolerations) {
-		return false
-	}
-	// Affinity and spread constraints are compared by appendTopologyEncoding, before this.
-	if (sa.Priority == nil) != (sb.Priority == nil) || (sa.Priority != nil && *sa.Priority != *sb.Priority) {
-		return false
-	}
-	return true
-}
-
-func sameContainers(a, b []corev1.Container) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !resourcesEqual(a[i].Resources.Requests, b[i].Resources.Requests) ||
-			!resourcesEqual(a[i].Resources.Limits, b[i].Resources.Limits) ||
-			!slices.EqualFunc(a[i].Ports, b[i].Ports, func(x, y corev1.ContainerPort) bool {
-				return x.HostPort == y.HostPort && x.HostIP == y.HostIP && x.Protocol == y.Protocol && (x.HostPort == 0 || x.ContainerPort == y.ContainerPort)
-			}) {
-			return false
-		}
-		pa, pb := a[i].RestartPolicy, b[i].RestartPolicy
-		if (pa == nil) != (pb == nil) || (pa != nil && *pa != *pb) {
-			return false
-		}
-	}
-	return true
-}
-
-func resourcesEqual(a, b corev1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, q := range a {
-		r, ok := b[k]
-		if !ok || q.Cmp(r) != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // podAlternatives returns the node requirements a pod accepts, one per required node-affinity

@@ -97,7 +97,7 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, e
 				pending = append(pending, pod)
 			}
 		}
-		base = groupPods(pending, selectorKeys(in), in.VolumeZones)
+		base = groupPods(pending, selectorKeys(in), in.VolumeZones, inputTaints(in))
 	}
 	// Later steps split and annotate groups: keep the plain grouping (pods and keys are only
 	// read, so they are shared).
