@@ -16,7 +16,7 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-const disruptSynopsis = "--pods FILE --nodes FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]"
+const disruptSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) --catalog FILE [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]"
 
 // disrupt runs the disruption planner on the snapshot and writes its plan to out.
 func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
@@ -34,7 +34,16 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	var nodeCost float64
 	f.Float64Var(&nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance (root volume, IPv4 address, per-host licences); weighed by the plan and included in its cost")
 	f.Var(&format, "o", "output `FORMAT`: text or json")
-	if err := f.parse(args, "pods", "nodes", "nodepools", "catalog"); err != nil {
+	var cluster clusterFlags
+	cluster.register(f)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := f.require(required(cluster, "pods", "nodes", "nodepools", "catalog")...); err != nil {
+		return err
+	}
+	loader, err := newLoader(ctx, cluster, &files, stderr)
+	if err != nil {
 		return err
 	}
 	now := time.Now().UTC()
@@ -46,7 +55,7 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 		now = t
 	}
 
-	snap, err := loadSnapshot(files, func(msg string) { fmt.Fprintf(stderr, "plan: warning: %s\n", msg) })
+	snap, err := loadSnapshot(files, loader)
 	if err != nil {
 		return err
 	}

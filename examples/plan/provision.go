@@ -10,7 +10,7 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-const provisionSynopsis = "--pods FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--nodes FILE] [--node-cost $/h] [-o text|json]"
+const provisionSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) --catalog FILE [--daemonsets FILE] [--nodes FILE] [--node-cost $/h] [-o text|json]"
 
 // provision runs the solver on the snapshot and writes its plan to out.
 func provision(ctx context.Context, args []string, out, stderr io.Writer) error {
@@ -25,11 +25,20 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	var nodeCost float64
 	f.Float64Var(&nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance (root volume, IPv4 address, per-host licences); weighed by the plan and included in its cost")
 	f.Var(&format, "o", "output `FORMAT`: text or json")
-	if err := f.parse(args, "pods", "nodepools", "catalog"); err != nil {
+	var cluster clusterFlags
+	cluster.register(f)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := f.require(required(cluster, "pods", "nodepools", "catalog")...); err != nil {
+		return err
+	}
+	loader, err := newLoader(ctx, cluster, &files, stderr)
+	if err != nil {
 		return err
 	}
 
-	snap, err := loadSnapshot(files, func(msg string) { fmt.Fprintf(stderr, "plan: warning: %s\n", msg) })
+	snap, err := loadSnapshot(files, loader)
 	if err != nil {
 		return err
 	}

@@ -26,11 +26,13 @@ const (
 const maxErrorLines = 10
 
 const usage = `usage:
-  plan provision --pods FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--nodes FILE] [--node-cost $/h] [-o text|json]
-  plan disrupt --pods FILE --nodes FILE --nodepools FILE --catalog FILE [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]
+  plan provision (--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) --catalog FILE [--daemonsets FILE] [--nodes FILE] [--node-cost $/h] [-o text|json]
+  plan disrupt (--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) --catalog FILE [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]
 
 provision: which nodes to launch for the pending pods, and why any pod cannot be placed.
 disrupt:   which managed nodes to delete or replace, and why the others stay.
+With --kubeconfig or --current-context the inputs are listed from the cluster (read-only);
+file flags given too replace that kind.
 Run "plan provision -h" or "plan disrupt -h" for the flags, "plan -version" for the build.
 `
 
@@ -145,6 +147,11 @@ func (f *flags) parse(args []string, required ...string) error {
 	if f.NArg() > 0 {
 		return usageErrorf("%s: unexpected argument %q (see plan %s -h)", f.Name(), f.Arg(0), f.Name())
 	}
+	return f.require(required...)
+}
+
+// require checks, after parsing, that every flag named was given.
+func (f *flags) require(required ...string) error {
 	set := map[string]bool{}
 	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	var missing []string

@@ -40,8 +40,8 @@ type clusterNode struct {
 }
 
 // loadSnapshot reads every file given and reports every problem in all of them at once.
-func loadSnapshot(files inputFiles, warn func(string)) (*snapshot, error) {
-	l := load.Loader{Warn: warn}
+func loadSnapshot(files inputFiles, l load.Loader) (*snapshot, error) {
+	warn := l.Warn
 	var s snapshot
 	var errs []error
 	var pods []*corev1.Pod

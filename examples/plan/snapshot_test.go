@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/examples/plan/internal/load"
 )
 
 const snapshotPods = `apiVersion: v1
@@ -80,7 +81,7 @@ func TestLoadSnapshot(t *testing.T) {
 		nodePools: "testdata/nodepools.yaml",
 		catalog:   "testdata/catalog.json",
 	}
-	s, err := loadSnapshot(files, func(msg string) { warnings = append(warnings, msg) })
+	s, err := loadSnapshot(files, load.Loader{Warn: func(msg string) { warnings = append(warnings, msg) }})
 	if err != nil {
 		t.Fatal(err)
 	}

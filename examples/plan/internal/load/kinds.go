@@ -127,7 +127,7 @@ func loadAll[T any, P object[T]](l *Loader, file string, k kind, namespaced bool
 
 // Catalog reads an instance catalog (see [nodeplan.DecodeCatalog]).
 func (l *Loader) Catalog(file string) ([]nodeplan.InstanceType, error) {
-	data, err := readFile(file)
+	data, err := l.readFile(file)
 	if err != nil {
 		return nil, err
 	}

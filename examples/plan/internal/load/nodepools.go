@@ -8,7 +8,7 @@ import (
 
 // NodePools reads Karpenter v1 NodePools (see [nodeplan.DecodeNodePools]).
 func (l *Loader) NodePools(file string) ([]nodeplan.NodePool, error) {
-	data, err := readFile(file)
+	data, err := l.readFile(file)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,9 @@ type Loader struct {
 	// Warn, when not nil, is told about input that is accepted but partly ignored, such as
 	// fields this version of the Kubernetes API types does not know.
 	Warn func(msg string)
+	// ReadFile, when not nil, reads the named input instead of the file system — how objects
+	// listed from a live cluster go through the same decoding and checks as files.
+	ReadFile func(name string) ([]byte, error)
 }
 
 func (l *Loader) warnf(format string, args ...any) {
@@ -54,8 +57,12 @@ type rawObject struct {
 }
 
 // readFile reads a file, making a read failure an *Error.
-func readFile(file string) ([]byte, error) {
-	data, err := os.ReadFile(file)
+func (l *Loader) readFile(file string) ([]byte, error) {
+	read := os.ReadFile
+	if l.ReadFile != nil {
+		read = l.ReadFile
+	}
+	data, err := read(file)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -70,7 +77,7 @@ func readFile(file string) ([]byte, error) {
 // An object that is not of kind k comes back as an entry with err set, in its place, so problems
 // are reported in file order.
 func (l *Loader) objects(file string, k kind) ([]rawObject, error) {
-	data, err := readFile(file)
+	data, err := l.readFile(file)
 	if err != nil {
 		return nil, err
 	}
