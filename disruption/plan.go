@@ -314,11 +314,7 @@ func (p *planner) addVirtual(rc scheduling.NewNodeClaim, byKey map[string]*corev
 	node := &corev1.Node{}
 	node.Name = rc.Name
 	node.Labels = labels
-	node.Spec.Taints = append(slices.Clone(rc.Taints), corev1.Taint{Key: virtualTaint, Effect: corev1.TaintEffectNoSchedule})
-	node.Status.Allocatable = corev1.ResourceList{}
-	p.virtual = append(p.virtual, scheduling.Node{Node: node, Pods: kept})
+	node.Spec.Taints = slices.Clone(rc.Taints)
+	// Other commands' replacements count for topology but take no more pods.
+	p.virtual = append(p.virtual, scheduling.Node{Node: node, Pods: kept, NoNewPods: true})
 }
-
-// virtualTaint keeps pods off the stand-ins for other commands' replacements and for nodes
-// that may not take pods.
-const virtualTaint = "disruption.nodeplan.io/replacement"

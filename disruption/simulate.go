@@ -238,14 +238,11 @@ func names(set []*nstate) string {
 }
 
 // countOnly is the node as a simulation sees it when it may not take pods (not initialized,
-// disrupting, drifted, going away): its pods still count for spread and affinity, but a taint no
-// pod tolerates keeps new ones off.
+// disrupting, drifted, going away, full): its pods still count for spread and affinity, with
+// the node's own labels and taints, but it takes no new ones.
 func (s *nstate) countOnly() scheduling.Node {
-	n := *s.sched.Node
-	n.Spec.Taints = append(slices.Clone(n.Spec.Taints), corev1.Taint{Key: virtualTaint, Effect: corev1.TaintEffectNoSchedule})
-	n.Status.Allocatable = corev1.ResourceList{}
 	v := s.sched
-	v.Node = &n
+	v.NoNewPods = true
 	return v
 }
 
@@ -269,9 +266,8 @@ func (p *planner) standIns(list []*nstate, keep func(*corev1.Pod) bool) []schedu
 				n.Labels[k] = v
 			}
 			n.Labels[nodeplan.LabelHostname] = name
-			n.Spec.Taints = append(slices.Clone(s.sched.Node.Spec.Taints), corev1.Taint{Key: virtualTaint, Effect: corev1.TaintEffectNoSchedule})
-			n.Status.Allocatable = corev1.ResourceList{}
-			out = append(out, scheduling.Node{Node: n})
+			n.Spec.Taints = slices.Clone(s.sched.Node.Spec.Taints)
+			out = append(out, scheduling.Node{Node: n, NoNewPods: true})
 		}
 		for _, pod := range s.sched.Pods {
 			if keep(pod) {

@@ -51,7 +51,7 @@ func (p *problem) buildBins(in *Input) error {
 			pl.used.add(p.dims.vec(node.Status.Capacity))
 			pl.nodesUsed++
 		}
-		if node.Spec.Unschedulable || node.DeletionTimestamp != nil || hasTaint(node.Spec.Taints, nodeplan.TaintDisrupted) {
+		if node.Spec.Unschedulable || node.DeletionTimestamp != nil || hasTaint(node.Spec.Taints, nodeplan.TaintDisrupted) || n.NoNewPods {
 			continue
 		}
 		b := &bin{name: node.Name, free: p.dims.vec(node.Status.Allocatable), pods: n.Pods, labels: node.Labels, p: p}

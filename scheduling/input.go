@@ -50,6 +50,12 @@ type Node struct {
 	// AttachLimit, when positive, caps the volumes attachable to the node (CSI attach limit);
 	// VolumeCount is how many are attached now.
 	AttachLimit, VolumeCount int
+	// NoNewPods says the solve may place no pending pod on the node, while its pods still
+	// count for topology spread and pod affinity and anti-affinity exactly as kube-scheduler
+	// counts them — by the node's own labels and taints. For a caller simulating a change (the
+	// disruption planner: a node being disrupted, not initialized, full, or a stand-in for
+	// nodes elsewhere) rather than describing a node kube-scheduler would refuse pods on.
+	NoNewPods bool
 }
 
 // PreferencePolicy says how soft constraints (preferred node and pod affinity, ScheduleAnyway

@@ -840,7 +840,7 @@ func (p *problem) splitSpread(members []*group, s *spreadC, running []existingPo
 	g0 := members[0]
 	for _, e := range running {
 		v, ok := e.labels[s.term.key]
-		if !ok || !s.term.matches(e.pod) {
+		if !ok {
 			continue
 		}
 		// kube-scheduler counts the nodes the pod's node selection admits, whatever else
@@ -853,7 +853,13 @@ func (p *problem) splitSpread(members []*group, s *spreadC, running []existingPo
 				continue
 			}
 		}
-		cur[v]++
+		// Every eligible node is a domain, whether or not the solve may use it (NoNewPods,
+		// cordoned): kube-scheduler's minimum is over all of them.
+		if s.term.matches(e.pod) {
+			cur[v]++
+		} else {
+			cur[v] += 0
+		}
 	}
 	all := make([]string, 0, len(cur))
 	for v := range cur {

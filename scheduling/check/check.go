@@ -208,6 +208,9 @@ func (c *checker) targetUsable(t *target, pl scheduling.Placement) {
 	if n.DeletionTimestamp != nil && len(pl.Pods) > 0 {
 		c.fail(RuleTarget, t.desc, "is being deleted but gets pods %v", pl.Pods)
 	}
+	if t.node.NoNewPods && len(pl.Pods) > 0 {
+		c.fail(RuleTarget, t.desc, "takes no new pods (NoNewPods) but gets pods %v", pl.Pods)
+	}
 }
 
 // order checks the documented order of every slice in the result.

@@ -505,6 +505,9 @@ func TestResult(t *testing.T) {
 				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelHostname, "web")}}}
 			b.Spec.Affinity = a.Spec.Affinity
 		}, nil},
+		{"a NoNewPods node takes no pods", func(in *scheduling.Input, res *scheduling.Result) {
+			in.Nodes[0].NoNewPods = true
+		}, []check.Rule{check.RuleTarget}},
 		{"self affinity cannot start beside a match placed elsewhere", func(in *scheduling.Input, res *scheduling.Result) {
 			// c matches the term without carrying it: kube-scheduler may bind it first,
 			// and a and b must then follow it to node-1.
