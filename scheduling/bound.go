@@ -14,15 +14,24 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 	if p.in.Options.SkipLowerBound || p.noProof {
 		return 0, cg
 	}
-	total := cg.lb
+	total := max(p.minusBins(cg.lb, cg.values, counts), 0)
+	if w := p.limitPrices(cg, counts); w != nil {
+		total = max(total, p.limitedBound(counts, w))
+	}
+	return total, cg
+}
+
+// minusBins subtracts from total, bin by bin, a bound on the value (at values) of the pods of
+// counts each existing node's free room can take.
+func (p *problem) minusBins(total float64, values []float64, counts []int64) float64 {
 	ks := &intKnapsack{p: p}
 	for _, b := range p.bins {
 		podValue, capValue := 0.0, math.Inf(1)
 		var admitted []*group
 		for _, g := range p.groups {
-			if counts[g.id] > 0 && cg.values[g.id] > 0 && b.mayHold(g) && g.req.fitsIn(b.free0) {
+			if counts[g.id] > 0 && values[g.id] > 0 && b.mayHold(g) && g.req.fitsIn(b.free0) {
 				admitted = append(admitted, g)
-				podValue += float64(counts[g.id]) * cg.values[g.id]
+				podValue += float64(counts[g.id]) * values[g.id]
 			}
 		}
 		if len(admitted) == 0 {
@@ -30,7 +39,7 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 		}
 		if len(p.bins) <= exactBins {
 			// Few bins: bound what each can hold by the knapsack over its free room.
-			total -= min(podValue, ks.binBound(b, admitted, cg.values, counts))
+			total -= min(podValue, ks.binBound(b, admitted, values, counts))
 			continue
 		}
 		for d, free := range b.free0 {
@@ -40,7 +49,7 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 					valid = false
 					break
 				}
-				best = max(best, cg.values[g.id]/float64(g.req[d]))
+				best = max(best, values[g.id]/float64(g.req[d]))
 			}
 			if valid {
 				capValue = min(capValue, float64(max(free, 0))*best)
@@ -48,7 +57,7 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 		}
 		total -= min(podValue, capValue)
 	}
-	return max(total, 0), cg
+	return total
 }
 
 // pureValues prices one pod of each group at the cheapest cost per pod of a node holding that
@@ -88,4 +97,122 @@ func (k *intKnapsack) binBound(b *bin, admitted []*group, values []float64, coun
 	}
 	_, _, upper := k.solve(f, v, counts, knapsackQuick, 0)
 	return upper
+}
+
+// A pool's limits are left out of the configuration LP: its patterns are whole nodes, and a
+// limit is a constraint across nodes. Where the LP's solution exceeds a limit (a cheap spot
+// pool capped at 200 cpu beside on-demand), its bound is far below any plan that keeps the
+// limit. Lagrangian relaxation puts the limits back: for any prices w ≥ 0 on the limited
+// resources, a plan λ within the limits (B·λ ≤ L) costs
+//
+//	c·λ = (c + w·B)·λ − w·B·λ ≥ (c + w·B)·λ − w·L,
+//
+// so the bound of the LP with every node's price raised by w times its capacity, less w·L, is
+// a bound too. limitPrices picks w, limitedBound proves it.
+
+// limitPrices returns a price per unit of each limited resource of each pool (by pool idx)
+// whose limit the LP solution cg exceeds: what the pods the pool could take cost more, per
+// unit of the resource, on their cheapest node elsewhere (where the overflow must go) than
+// on their cheapest node in the pool — averaged over those pods, shared among the pool's
+// limited resources. It returns nil when no limit binds or nothing elsewhere is dearer.
+func (p *problem) limitPrices(cg cgResult, counts []int64) [][]float64 {
+	use := p.limitUse(cg)
+	// perPod[g][pool]: the least cost per pod of group g on a node of the pool holding it alone.
+	perPod := make([][]float64, len(p.groups))
+	for _, g := range p.groups {
+		perPod[g.id] = make([]float64, len(p.pools))
+		for i := range perPod[g.id] {
+			perPod[g.id][i] = math.Inf(1)
+		}
+	}
+	for _, s := range p.shapes {
+		for _, f := range p.byShape[s.idx] {
+			g := p.groups[f.g]
+			if k := maxCopies(g.req, s.alloc, g.room(nil, "")); k > 0 {
+				price, _ := s.priceFor(f.mask)
+				perPod[g.id][s.pool.idx] = min(perPod[g.id][s.pool.idx], price/float64(k))
+			}
+		}
+	}
+	w := make([][]float64, len(p.pools))
+	any := false
+	for _, pl := range p.pools {
+		w[pl.idx] = make([]float64, len(pl.limited))
+		n := 0
+		for _, lim := range pl.limited {
+			if lim {
+				n++
+			}
+		}
+		for d, lim := range pl.limited {
+			if !lim || use[pl.idx][d] <= pl.room(d)*(1+1e-9) {
+				continue
+			}
+			gap, amount := 0.0, 0.0
+			for _, g := range p.groups {
+				here := perPod[g.id][pl.idx]
+				if counts[g.id] == 0 || g.req[d] <= 0 || math.IsInf(here, 1) {
+					continue
+				}
+				elsewhere := math.Inf(1)
+				for _, q := range p.pools {
+					if q != pl && !q.limited[d] {
+						elsewhere = min(elsewhere, perPod[g.id][q.idx])
+					}
+				}
+				if !math.IsInf(elsewhere, 1) && elsewhere > here {
+					gap += float64(counts[g.id]) * (elsewhere - here)
+					amount += float64(counts[g.id]) * float64(g.req[d])
+				}
+			}
+			if gap > 0 && amount > 0 {
+				w[pl.idx][d] = gap / amount / float64(n)
+				any = true
+			}
+		}
+	}
+	if !any {
+		return nil
+	}
+	return w
+}
+
+// limitUse returns how much of each limited resource of each pool (by pool idx) the LP
+// solution cg uses.
+func (p *problem) limitUse(cg cgResult) [][]float64 {
+	use := make([][]float64, len(p.pools))
+	for _, pl := range p.pools {
+		use[pl.idx] = make([]float64, len(pl.limited))
+	}
+	for i, pat := range cg.basis {
+		pl := pat.s.pool
+		for d, lim := range pl.limited {
+			if lim {
+				use[pl.idx][d] += cg.lambda[i] * float64(pat.s.capacity[d])
+			}
+		}
+	}
+	return use
+}
+
+// room is how much of limited resource d new nodes of the pool may take.
+func (pl *pool) room(d int) float64 { return float64(max(pl.limit[d]-pl.used0[d], 0)) }
+
+// limitedBound proves the bound with the limits priced at w (see above).
+func (p *problem) limitedBound(counts []int64, w [][]float64) float64 {
+	p.priceAdj = make([]float64, len(p.shapes))
+	for _, s := range p.shapes {
+		for d, x := range w[s.pool.idx] {
+			p.priceAdj[s.idx] += x * float64(s.capacity[d])
+		}
+	}
+	cg := p.columnGeneration(counts, p.shapes)
+	p.priceAdj = nil
+	total := cg.lb
+	for _, pl := range p.pools {
+		for d, x := range w[pl.idx] {
+			total -= x * pl.room(d)
+		}
+	}
+	return max(p.minusBins(total, cg.values, counts), 0)
 }

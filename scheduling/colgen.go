@@ -314,7 +314,7 @@ func (c *colGen) enter(found []pattern) bool {
 	entered := false
 	for _, pat := range found {
 		col := make([]float64, n)
-		price := pat.s.offerings[pat.o].Price
+		price := c.p.familyPrice(pat.s, pat.o)
 		reduced := price
 		for _, x := range pat.placed {
 			col[c.rowOf[x.g]] = float64(x.k)

@@ -58,7 +58,12 @@
 // at the dual values v, then Σ n·v/θ is no more than any plan costs. The knapsack's exact search,
 // its LP relaxation, or a Lagrangian bound supply θ; where pods share a per-node cap, the search's
 // bounds are Lagrangian too (a greedy fill is not a bound there). Existing room is free but
-// finite: each existing node subtracts the most its free room could hold. On realistic mixed
+// finite: each existing node subtracts the most its free room could hold. A pool's limits
+// are not in the LP (a limit spans nodes); where its solution exceeds one, the limited
+// resources are priced (Lagrangian relaxation: each node's price raised by its capacity times
+// the overflow's extra cost per unit elsewhere, the prices times the room left subtracted) and
+// the bound proved again: on a spot pool capped at 200 cpu beside on-demand, cost/bound goes
+// from 3.3 to 1.04. On realistic mixed
 // workloads the plan costs within 1% of the bound. On Karpenter's benchmark mix the bound is
 // two to three times below the plan: the LP is stopped by the budget long before it converges
 // (at convergence it would be far tighter; Options.Effort buys more of the way), and it does not

@@ -105,8 +105,10 @@ func (p *problem) buildFamilies(counts []int64, shapes []*shape) (rowOf, rows []
 		rowOf[g.id] = -1
 	}
 	for _, s := range shapes {
-		if s.dominated {
-			continue // another shape's families dominate its families
+		if s.dominated && p.priceAdj == nil {
+			// Another shape's families dominate its families (at adjusted prices they may not:
+			// dropDominated below compares those).
+			continue
 		}
 		// One family per offering some group accepts: a node mixing groups must be bought
 		// through an offering all of them accept, which need not be any one's cheapest.
@@ -127,7 +129,7 @@ func (p *problem) buildFamilies(counts []int64, shapes []*shape) (rowOf, rows []
 		}
 		for m := seen; m != 0; m &= m - 1 {
 			o := bits.TrailingZeros64(m)
-			fams = append(fams, colFamily{s: s, o: o, price: s.offerings[o].Price, all: items})
+			fams = append(fams, colFamily{s: s, o: o, price: p.familyPrice(s, o), all: items})
 		}
 	}
 	if len(rows) == 0 {
@@ -157,4 +159,14 @@ func (f *colFamily) keepOffering() {
 		}
 	}
 	f.all = nil
+}
+
+// familyPrice is what the LP pays for a node of shape s through offering o: its price, plus
+// the shape's priceAdj when a bound is proved with the pools' limits priced in (see
+// limitedBound).
+func (p *problem) familyPrice(s *shape, o int) float64 {
+	if p.priceAdj == nil {
+		return s.offerings[o].Price
+	}
+	return s.offerings[o].Price + p.priceAdj[s.idx]
 }

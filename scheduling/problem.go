@@ -60,6 +60,9 @@ type problem struct {
 	prefs preferences
 	// minValuesHit marks groups whose claims failed their pool's minValues.
 	minValuesHit map[int]bool
+	// priceAdj, when set, adds to the price of every shape's nodes in the column generation
+	// (by shape idx): the pools' limits priced in, for limitedBound.
+	priceAdj []float64
 	// growth[pool] is how far each claim's options may exceed its costed type per limited
 	// dimension (-1: unlimited).
 	growth []vec
@@ -187,6 +190,9 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, e
 	}
 	p.buildFits()
 	p.markDominated()
+	for _, pl := range p.pools {
+		pl.used0 = pl.used.clone()
+	}
 	p.remaining = make([]int64, len(p.groups))
 	for _, g := range p.groups {
 		p.remaining[g.id] = int64(len(g.pods))

@@ -25,9 +25,11 @@ type pool struct {
 
 	// limited[i] says whether dimension i is limited; limit[i] is the cap; used[i] what the
 	// pool's existing nodes, in-flight claims and planned claims take. nodeLimit < 0: no cap.
-	limited   []bool
-	limit     vec
-	used      vec
+	limited []bool
+	limit   vec
+	used    vec
+	// used0 is used before any new node: existing nodes and in-flight claims.
+	used0     vec
 	nodeLimit int64
 	nodesUsed int64
 	// unknownLimits are limited resources no pod or type mentions; they cannot be exceeded.
