@@ -26,8 +26,9 @@ type EC2NodeClass struct {
 	// Name identifies the class; NodePools refer to it by this name.
 	Name string
 	// AMIFamily selects how nodes bootstrap (the user-data format and default block devices):
-	// AL2, AL2023, Bottlerocket, Windows2019, Windows2022 or Custom. It may be empty when an AMI
-	// alias names the family.
+	// AL2023, Bottlerocket, Windows2019, Windows2022 or Custom. It may be empty when an AMI
+	// alias names the family. AL2 decodes but fails validation: Amazon Linux 2 is end-of-life
+	// and nodeplan does not bootstrap it (the error says what to use instead).
 	AMIFamily AMIFamily
 	// AMISelectorTerms choose the machine images; an image matching any term may be used, the
 	// newest per architecture winning. An alias term must be the only term.
@@ -70,6 +71,11 @@ type EC2NodeClass struct {
 	// DetailedMonitoring turns on 1-minute CloudWatch metrics for every instance.
 	DetailedMonitoring bool
 }
+
+// errAL2Expected is what an AL2 class is told instead.
+const errAL2Expected = "AL2023 or Bottlerocket: Amazon Linux 2 is end-of-life (EKS publishes no AL2 images from Kubernetes 1.33 on) " +
+	"and nodeplan does not bootstrap it; use amiSelectorTerms [{alias: al2023@latest}] (or amiFamily: AL2023 with your own AL2023 image terms), " +
+	"or bottlerocket@latest"
 
 // AMIFamily names how a node's image bootstraps.
 type AMIFamily string
@@ -331,8 +337,18 @@ func (c *EC2NodeClass) Validate() error {
 		v.fail("spec", "", "role and instanceProfile are mutually exclusive; set only one")
 	}
 	v.amiTerms(c)
-	if c.AMIFamily != "" && !c.AMIFamily.Valid() {
-		v.fail("spec.amiFamily", string(c.AMIFamily), "an AMI family: AL2, AL2023, Bottlerocket, Windows2019, Windows2022 or Custom")
+	switch {
+	case c.AMIFamily == "Ubuntu":
+		v.fail("spec.amiFamily", string(c.AMIFamily), "Custom: Karpenter v1 removed the Ubuntu family; set amiFamily: Custom, "+
+			"select your Ubuntu image with amiSelectorTerms (id, name+owner or tags) and join in userData (or with the EC2 provider's kubeadm join)")
+	case c.AMIFamily != "" && !c.AMIFamily.Valid():
+		v.fail("spec.amiFamily", string(c.AMIFamily), "an AMI family: AL2023, Bottlerocket, Windows2019, Windows2022 or Custom")
+	case c.ResolvedAMIFamily() == AMIFamilyAL2:
+		field, value := "spec.amiFamily", string(c.AMIFamily)
+		if c.AMIFamily == "" {
+			field, value = "spec.amiSelectorTerms[0].alias", c.AMISelectorTerms[0].Alias
+		}
+		v.fail(field, value, errAL2Expected)
 	}
 	if len(c.SubnetSelectorTerms) == 0 {
 		v.fail("spec.subnetSelectorTerms", "", "at least one term is required")

@@ -191,6 +191,12 @@ func TestEC2NodeClassValidate(t *testing.T) {
 			c.AMIFamily = "Ubuntu"
 			c.AMISelectorTerms = []AMISelectorTerm{{ID: "ami-0abc"}}
 		}, []string{`EC2NodeClass "default": spec.amiFamily=Ubuntu`}},
+		{"AL2 family", func(c *EC2NodeClass) {
+			c.AMIFamily = AMIFamilyAL2
+			c.AMISelectorTerms = []AMISelectorTerm{{Name: "amazon-eks-node-1.30-*", Owner: "amazon"}}
+		}, []string{`EC2NodeClass "default": spec.amiFamily=AL2`}},
+		{"AL2 alias", func(c *EC2NodeClass) { c.AMISelectorTerms = []AMISelectorTerm{{Alias: "al2@latest"}} },
+			[]string{`EC2NodeClass "default": spec.amiSelectorTerms[0].alias=al2@latest`}},
 		{"no terms", func(c *EC2NodeClass) {
 			c.AMISelectorTerms, c.SubnetSelectorTerms, c.SecurityGroupSelectorTerms = nil, nil, nil
 		}, []string{`EC2NodeClass "default": spec.amiSelectorTerms=`, `EC2NodeClass "default": spec.subnetSelectorTerms=`,
@@ -253,5 +259,23 @@ func TestEC2NodeClassValidate(t *testing.T) {
 				t.Errorf("Validate() mismatch (-want +got):\n%s\nerror: %v", diff, err)
 			}
 		})
+	}
+}
+
+// AL2 and Ubuntu classes are told why they are refused and what to use instead.
+func TestEC2NodeClassRetiredFamilies(t *testing.T) {
+	for family, want := range map[AMIFamily][]string{
+		AMIFamilyAL2: {"end-of-life", "al2023@latest"},
+		"Ubuntu":     {"Custom", "amiSelectorTerms"},
+	} {
+		c := validClass()
+		c.AMIFamily = family
+		c.AMISelectorTerms = []AMISelectorTerm{{ID: "ami-0abc"}}
+		err := c.Validate()
+		for _, w := range want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: Validate() = %v, want a mention of %q", family, err, w)
+			}
+		}
 	}
 }

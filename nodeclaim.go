@@ -34,6 +34,12 @@ type NodeClaim struct {
 	// ExpireAfter and TerminationGracePeriod are copied from the pool.
 	ExpireAfter            time.Duration
 	TerminationGracePeriod time.Duration
+	// BootstrapToken is a short-lived credential the node joins the cluster with, minted by the
+	// controller for this launch only (a kubeadm bootstrap token, "abcdef.0123456789abcdef",
+	// whose Secret expires soon after and is deleted once the node registers). Providers that
+	// join nodes with a token (the EC2 provider's kubeadm join) write it into the node's
+	// userData; others ignore it. Empty: the provider's own configuration decides.
+	BootstrapToken string
 
 	// Status is what was launched; zero until then.
 	Status NodeClaimStatus

@@ -133,7 +133,8 @@ func (p *Provider) InstanceTypes(ctx context.Context, pool *nodeplan.NodePool) (
 func (p *Provider) baseTypes(cat *catalog, rc *resolvedClass) []nodeplan.InstanceType {
 	cat.mu.Lock()
 	defer cat.mu.Unlock()
-	if its, ok := cat.built[rc.hash]; ok {
+	key := rc.class.Name + "/" + rc.hash // the labels name the class
+	if its, ok := cat.built[key]; ok {
 		return its
 	}
 	opts := p.capacityOptions(rc.class)
@@ -143,11 +144,12 @@ func (p *Provider) baseTypes(cat *catalog, rc *resolvedClass) []nodeplan.Instanc
 		if p.opts.Region != "" {
 			its[i].Labels[nodeplan.LabelRegion] = p.opts.Region
 		}
+		its[i].Labels[LabelNodeClass] = rc.class.Name
 	}
 	if cat.built == nil {
 		cat.built = map[string][]nodeplan.InstanceType{}
 	}
-	cat.built[rc.hash] = its
+	cat.built[key] = its
 	return its
 }
 

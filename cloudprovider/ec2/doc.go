@@ -12,13 +12,22 @@
 // id, name or tags), renders userData (AL2023 nodeadm, Bottlerocket TOML, a kubeadm join for
 // Custom images when [Cluster].Kubeadm is set, or the class's own), keeps launch templates
 // named by a hash of their content, and launches each NodeClaim with one instant CreateFleet.
+//
+// Every kubelet setting of the class reaches the node, together with the values the capacity
+// model computed for each instance type (max pods, kube-reserved, the memory and nodefs hard
+// eviction thresholds): in the AL2023 NodeConfig's spec.kubelet.config, in Bottlerocket's
+// settings.kubernetes, in the kubeadm join's KubeletConfiguration patch. So the allocatable a
+// solver plans with is the allocatable the kubelet reports, and instance types that differ in
+// those values get launch templates of their own. The class's own userData is merged: AL2023
+// NodeConfig parts come before the provider's (nodeadm lets the later win), Bottlerocket TOML
+// keys the provider does not set are kept, node labels merged.
 // Offerings that fail with capacity errors are avoided for 3 minutes, longer when they keep
 // failing, so a short offering does not churn launches. Interruption events come from an SQS
 // queue fed by EventBridge.
 //
 // What it does not do: create instance profiles (a class's Role names an existing instance
-// profile of the same name; or set InstanceProfile), capacity reservations, Windows or AL2
-// userData, prefix delegation, NodeOverlays, or background refreshes — caches refresh on the
+// profile of the same name; or set InstanceProfile), capacity reservations, Windows
+// userData, AL2 (end-of-life; EC2NodeClass validation refuses it), prefix delegation, NodeOverlays, or background refreshes — caches refresh on the
 // calls that find them stale, and no goroutine outlives a call.
 //
 // # IAM permissions

@@ -158,9 +158,9 @@ func (p *Provider) instanceClaim(ctx context.Context, inst *ec2types.Instance) *
 	for _, t := range inst.Tags {
 		tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
 	}
-	zone := ""
+	zone, zoneID := "", ""
 	if inst.Placement != nil {
-		zone = aws.ToString(inst.Placement.AvailabilityZone)
+		zone, zoneID = aws.ToString(inst.Placement.AvailabilityZone), aws.ToString(inst.Placement.AvailabilityZoneId)
 	}
 	ct := nodeplan.CapacityTypeOnDemand
 	if inst.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot || inst.SpotInstanceRequestId != nil {
@@ -187,6 +187,12 @@ func (p *Provider) instanceClaim(ctx context.Context, inst *ec2types.Instance) *
 	}
 	if c.NodePool != "" {
 		c.Labels[nodeplan.LabelNodePool] = c.NodePool
+	}
+	if zoneID != "" {
+		c.Labels[LabelZoneID] = zoneID
+	}
+	if n := tags[LabelNodeClass]; n != "" {
+		c.Labels[LabelNodeClass] = n
 	}
 	if h := tags[TagNodeClassHash]; h != "" {
 		c.Annotations[TagNodeClassHash] = h

@@ -175,16 +175,13 @@ func withoutKeys(rs nodeplan.Requirements, keys ...string) nodeplan.Requirements
 func (p *Provider) launch(ctx context.Context, claim *nodeplan.NodeClaim, rc *resolvedClass, opts []option, ct nodeplan.CapacityType, attempt int) (*nodeplan.NodeClaim, error) {
 	nc := rc.class
 	tags := p.launchTags(claim, rc)
-	ud := userDataInput{family: nc.ResolvedAMIFamily(), classData: nc.UserData, labels: claim.Labels, taints: nodeTaints(claim),
-		maxPods: nc.Kubelet.MaxPods, clusterDNS: p.opts.Cluster.ClusterDNS}
-	if len(nc.Kubelet.ClusterDNS) > 0 {
-		ud.clusterDNS = nc.Kubelet.ClusterDNS[0]
+	labels := maps.Clone(claim.Labels)
+	if labels == nil {
+		labels = map[string]string{}
 	}
-	userData, err := p.renderUserData(ud)
-	if err != nil {
-		return nil, &cloudprovider.LaunchError{Reason: cloudprovider.ReasonInvalidConfiguration, Err: err}
-	}
-	// One launch template per image (architecture); overrides per (type, zone).
+	labels[LabelNodeClass] = nc.Name
+	// One launch template per image (architecture) and kubelet configuration (instance types
+	// differ in max pods and reservations); overrides per (type, zone).
 	type override struct {
 		it   *nodeplan.InstanceType
 		zone string
@@ -193,10 +190,22 @@ func (p *Provider) launch(ctx context.Context, claim *nodeplan.NodeClaim, rc *re
 	byTemplate := map[string][]override{}
 	templateData := map[string]*ec2types.RequestLaunchTemplateData{}
 	images := map[string]string{}
+	rendered := map[string]string{} // kubelet configuration → userData
 	for _, o := range opts {
 		img, ok := rc.amis[o.it.Labels[nodeplan.LabelArch]]
 		if !ok {
 			continue
+		}
+		kc := kubeletFor(o.it, nc, p.opts.Cluster.ClusterDNS)
+		userData, ok := rendered[kc.key()]
+		if !ok {
+			var err error
+			userData, err = p.renderUserData(userDataInput{family: nc.ResolvedAMIFamily(), classData: nc.UserData, labels: labels,
+				taints: nodeTaints(claim), kubelet: kc, token: claim.BootstrapToken})
+			if err != nil {
+				return nil, &cloudprovider.LaunchError{Reason: cloudprovider.ReasonInvalidConfiguration, Err: err}
+			}
+			rendered[kc.key()] = userData
 		}
 		data := p.templateData(rc, img.id, userData)
 		name := templateName(data)
@@ -219,10 +228,12 @@ func (p *Provider) launch(ctx context.Context, claim *nodeplan.NodeClaim, rc *re
 		TagSpecifications: []ec2types.TagSpecification{
 			{ResourceType: ec2types.ResourceTypeInstance, Tags: tags},
 			{ResourceType: ec2types.ResourceTypeVolume, Tags: tags},
+			{ResourceType: ec2types.ResourceTypeNetworkInterface, Tags: tags},
 			{ResourceType: ec2types.ResourceTypeFleet, Tags: tags},
 		},
 	}
 	if ct == nodeplan.CapacityTypeSpot {
+		in.TagSpecifications = append(in.TagSpecifications, ec2types.TagSpecification{ResourceType: ec2types.ResourceTypeSpotInstancesRequest, Tags: tags})
 		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized}
 	} else {
 		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice}
@@ -351,6 +362,10 @@ func (p *Provider) launch(ctx context.Context, claim *nodeplan.NodeClaim, rc *re
 	}
 	res.Labels[nodeplan.LabelInstanceType] = itype
 	res.Labels[nodeplan.LabelZone] = zone
+	if s, ok := rc.byZone[zone]; ok && s.zoneID != "" {
+		res.Labels[LabelZoneID] = s.zoneID
+	}
+	res.Labels[LabelNodeClass] = nc.Name
 	res.Labels[nodeplan.LabelCapacityType] = string(launchedCT)
 	if claim.NodePool != "" {
 		res.Labels[nodeplan.LabelNodePool] = claim.NodePool

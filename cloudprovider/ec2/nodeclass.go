@@ -34,6 +34,7 @@ type resolvedClass struct {
 
 type subnet struct {
 	id, zone string
+	zoneID   string // topology.k8s.aws/zone-id, e.g. use1-az1
 	free     int32
 }
 
@@ -141,7 +142,7 @@ func (p *Provider) resolveSubnets(ctx context.Context, nc *nodeplan.EC2NodeClass
 			}
 			for _, s := range out.Subnets {
 				id := aws.ToString(s.SubnetId)
-				seen[id] = subnet{id: id, zone: aws.ToString(s.AvailabilityZone), free: aws.ToInt32(s.AvailableIpAddressCount)}
+				seen[id] = subnet{id: id, zone: aws.ToString(s.AvailabilityZone), zoneID: aws.ToString(s.AvailabilityZoneId), free: aws.ToInt32(s.AvailableIpAddressCount)}
 			}
 		}
 	}

@@ -221,8 +221,8 @@ func TestCreateGetListDelete(t *testing.T) {
 		t.Fatalf("launch templates = %+v", lts)
 	}
 	ud, _ := base64.StdEncoding.DecodeString(lts[0].Data.Get("UserData"))
-	for _, want := range []string{"application/node.eks.aws", `name: "test"`, `apiServerEndpoint: "https://api.test:6443"`, `cidr: "10.100.0.0/16"`,
-		`- "10.100.0.10"`, `key: "dedicated"`, `key: "karpenter.sh/unregistered"`, "--node-labels=karpenter.sh/nodepool=default,team=web"} {
+	for _, want := range []string{"application/node.eks.aws", `name: test`, `apiServerEndpoint: https://api.test:6443`, `cidr: 10.100.0.0/16`,
+		`- 10.100.0.10`, `key: dedicated`, `key: karpenter.sh/unregistered`, "--node-labels=karpenter.k8s.aws/ec2nodeclass=default,karpenter.sh/nodepool=default,team=web"} {
 		if !strings.Contains(string(ud), want) {
 			t.Errorf("userData lacks %q:\n%s", want, ud)
 		}
@@ -571,7 +571,7 @@ func TestUserDataFamilies(t *testing.T) {
 			c.AMISelectorTerms = []nodeplan.AMISelectorTerm{{Alias: "bottlerocket@latest"}}
 			c.Kubelet.MaxPods = 110
 		}, nil, []string{"[settings.kubernetes]", `api-server = "https://api.test:6443"`, `cluster-name = "test"`, "max-pods = 110",
-			`"team" = "web"`, `"dedicated" = ["web:NoSchedule"]`, `cluster-dns-ip = "10.100.0.10"`}},
+			`team = "web"`, `dedicated = ["web:NoSchedule"]`, `cluster-dns-ip = "10.100.0.10"`}},
 		{"kubeadm", func(c *nodeplan.EC2NodeClass) {
 			c.AMIFamily = nodeplan.AMIFamilyCustom
 			c.AMISelectorTerms = []nodeplan.AMISelectorTerm{{Tags: discovery()}}
@@ -579,8 +579,8 @@ func TestUserDataFamilies(t *testing.T) {
 			c.UserData = "echo prepare"
 		}, &ec2.KubeadmJoin{Token: "abcdef.0123456789abcdef", CACertHashes: []string{"sha256:00ff"}},
 			[]string{"kind: JoinConfiguration", `apiServerEndpoint: "api.test:6443"`, `token: "abcdef.0123456789abcdef"`, `- "sha256:00ff"`,
-				`key: "dedicated"`, `value: "web"`, `effect: "NoSchedule"`, `value: "karpenter.sh/nodepool=default,team=web"`,
-				`value: "110"`, "echo prepare", "kubeadm join --config"}},
+				`key: "dedicated"`, `value: "web"`, `effect: "NoSchedule"`, `value: "karpenter.k8s.aws/ec2nodeclass=default,karpenter.sh/nodepool=default,team=web"`,
+				`maxPods: 110`, "name: provider-id", "echo prepare", "kubeadm join --config"}},
 		{"custom verbatim", func(c *nodeplan.EC2NodeClass) {
 			c.AMIFamily = nodeplan.AMIFamilyCustom
 			c.AMISelectorTerms = []nodeplan.AMISelectorTerm{{ID: "ami-al2023x86"}}

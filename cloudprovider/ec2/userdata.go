@@ -5,6 +5,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/mail"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,17 +16,24 @@ import (
 
 	"github.com/nodeplan/nodeplan"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // KubeadmJoin makes nodes of self-managed clusters join with kubeadm and a bootstrap token. It
-// needs no EKS API and no cluster-specific image: any image with kubeadm, a kubelet and a
+// needs no EKS API and no cluster-specific image: any image with kubeadm, a kubelet, curl and a
 // container runtime installed will do (select it with amiSelectorTerms and amiFamily Custom).
+//
+// The default join sets the node's provider ID (aws:///<zone>/<instance-id>, read from the
+// instance metadata service with IMDSv2 at boot), so nodes register without the AWS
+// cloud-controller-manager, and writes the node class's kubelet settings as a kubeadm patch of
+// the KubeletConfiguration.
 type KubeadmJoin struct {
 	// Endpoint is the API server, host:port; empty means Cluster.Endpoint without its scheme.
 	Endpoint string
-	// Token is a bootstrap token, [a-z0-9]{6}.[a-z0-9]{16}. Rotate it by updating Options; the
-	// new userData gives new launch templates, and running nodes drift (NodeClassDrift) only if
-	// the class changed.
+	// Token is a bootstrap token, [a-z0-9]{6}.[a-z0-9]{16}, used for launches whose NodeClaim
+	// carries no BootstrapToken. Leave it empty and mint a short-lived token per launch instead
+	// (NodeClaim.BootstrapToken): a token given here is written into every node's userData and
+	// lives as long as the provider.
 	Token string
 	// CACertHashes pin the cluster CA, "sha256:<hex>"; at least one is required.
 	CACertHashes []string
@@ -33,44 +44,66 @@ type KubeadmJoin struct {
 
 // KubeadmData is what a kubeadm userData template is executed with.
 type KubeadmData struct {
-	Endpoint     string
+	Endpoint string
+	// Token is the bootstrap token of this launch: the NodeClaim's, else KubeadmJoin.Token.
 	Token        string
 	CACertHashes []string
 	// Labels is the kubelet --node-labels value, "k=v,k=v", sorted.
 	Labels string
 	// Taints are the taints the node registers with ("key=value:Effect").
 	Taints []string
-	// MaxPods is the kubelet's max-pods, or 0 to keep its default.
+	// MaxPods is the kubelet's max-pods (also in KubeletConfig).
 	MaxPods int32
-	// ClusterDNS is the cluster DNS IP, or "".
+	// ClusterDNS is the cluster DNS IP, or "" (also in KubeletConfig).
 	ClusterDNS string
+	// KubeletConfig is a KubeletConfiguration document (YAML) with every kubelet setting of the
+	// node: the default template applies it as a kubeadm "kubeletconfiguration" merge patch.
+	KubeletConfig string
 	// UserData is the node class's own userData, run before the join.
 	UserData string
 }
 
+var bootstrapToken = func(s string) bool {
+	id, secret, ok := strings.Cut(s, ".")
+	valid := func(p string, n int) bool {
+		return len(p) == n && strings.IndexFunc(p, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) < 0
+	}
+	return ok && valid(id, 6) && valid(secret, 16)
+}
+
 func (k *KubeadmJoin) validate() error {
 	var errs []error
-	if parts := strings.Split(k.Token, "."); len(parts) != 2 || len(parts[0]) != 6 || len(parts[1]) != 16 {
+	if k.Token != "" && !bootstrapToken(k.Token) {
 		errs = append(errs, errors.New("ec2: Cluster.Kubeadm.Token is not a bootstrap token (abcdef.0123456789abcdef)"))
 	}
 	if len(k.CACertHashes) == 0 {
 		errs = append(errs, errors.New("ec2: Cluster.Kubeadm.CACertHashes needs at least one sha256:<hex> hash"))
 	}
 	if k.Template != "" {
-		if _, err := template.New("kubeadm").Parse(k.Template); err != nil {
+		if _, err := template.New("kubeadm").Funcs(kubeadmFuncs).Parse(k.Template); err != nil {
 			errs = append(errs, fmt.Errorf("ec2: Cluster.Kubeadm.Template: %w", err))
 		}
 	}
 	return joinErrors(errs)
 }
 
+// The default kubeadm join. IMDSv2 gives the instance id and zone for the provider ID; the
+// placeholders are replaced after the heredocs, which are quoted so nothing in the class's
+// labels or settings is expanded by the shell.
 const defaultKubeadmTemplate = `#!/bin/bash
 set -euo pipefail
 {{- if .UserData}}
 # node class userData
 {{.UserData}}
 {{- end}}
-mkdir -p /etc/kubernetes
+imds=http://169.254.169.254/latest
+imds_token=$(curl -sSf --retry 10 --retry-connrefused -X PUT "$imds/api/token" -H "X-aws-ec2-metadata-token-ttl-seconds: 300")
+instance_id=$(curl -sSf --retry 10 -H "X-aws-ec2-metadata-token: $imds_token" "$imds/meta-data/instance-id")
+zone=$(curl -sSf --retry 10 -H "X-aws-ec2-metadata-token: $imds_token" "$imds/meta-data/placement/availability-zone")
+mkdir -p /etc/kubernetes/nodeplan-patches
+cat > /etc/kubernetes/nodeplan-patches/kubeletconfiguration+merge.yaml <<'NODEPLAN_EOF'
+{{.KubeletConfig -}}
+NODEPLAN_EOF
 cat > /etc/kubernetes/nodeplan-join.yaml <<'NODEPLAN_EOF'
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: JoinConfiguration
@@ -96,15 +129,12 @@ nodeRegistration:
   kubeletExtraArgs:
     - name: node-labels
       value: "{{.Labels}}"
-{{- if .MaxPods}}
-    - name: max-pods
-      value: "{{.MaxPods}}"
-{{- end}}
-{{- if .ClusterDNS}}
-    - name: cluster-dns
-      value: "{{.ClusterDNS}}"
-{{- end}}
+    - name: provider-id
+      value: "aws:///@ZONE@/@INSTANCE_ID@"
+patches:
+  directory: /etc/kubernetes/nodeplan-patches
 NODEPLAN_EOF
+sed -i "s|@ZONE@|${zone}|; s|@INSTANCE_ID@|${instance_id}|" /etc/kubernetes/nodeplan-join.yaml
 kubeadm join --config /etc/kubernetes/nodeplan-join.yaml
 `
 
@@ -118,12 +148,13 @@ var kubeadmFuncs = template.FuncMap{
 
 // userDataInput is what goes into a node's userData besides the cluster.
 type userDataInput struct {
-	family     nodeplan.AMIFamily
-	classData  string
-	labels     map[string]string
-	taints     []corev1.Taint
-	maxPods    int32
-	clusterDNS string
+	family    nodeplan.AMIFamily
+	classData string
+	labels    map[string]string
+	taints    []corev1.Taint
+	kubelet   nodeKubelet
+	// token is the launch's bootstrap token (kubeadm), or "".
+	token string
 }
 
 // kubeletLabelAllowed reports whether the kubelet may set the label on itself: labels in the
@@ -162,19 +193,25 @@ func taintString(t corev1.Taint) string {
 	return s + ":" + string(t.Effect)
 }
 
+// errAL2 explains why AL2 nodes are not launched, and what to use instead.
+var errAL2 = errors.New("ec2: AMI family AL2 is not supported: Amazon Linux 2 is end-of-life and EKS publishes no AL2 images for Kubernetes 1.33 and later; " +
+	"use amiFamily AL2023 (amiSelectorTerms: [{alias: al2023@latest}]) or Bottlerocket")
+
 // renderUserData returns the node's userData, base64-encoded as launch templates take it.
 func (p *Provider) renderUserData(u userDataInput) (string, error) {
 	var raw string
 	var err error
 	switch {
 	case u.family == nodeplan.AMIFamilyBottlerocket:
-		raw = p.bottlerocketUserData(u)
+		raw, err = p.bottlerocketUserData(u)
 	case u.family == nodeplan.AMIFamilyCustom && p.opts.Cluster.Kubeadm != nil:
 		raw, err = p.kubeadmUserData(u)
 	case u.family == nodeplan.AMIFamilyCustom:
 		raw = u.classData
 	case u.family == nodeplan.AMIFamilyAL2023 || u.family == "":
-		raw = p.nodeadmUserData(u)
+		raw, err = p.nodeadmUserData(u)
+	case u.family == nodeplan.AMIFamilyAL2:
+		return "", errAL2
 	default:
 		return "", fmt.Errorf("ec2: AMI family %s is not supported by nodeplan (use AL2023, Bottlerocket or Custom)", u.family)
 	}
@@ -190,8 +227,26 @@ func (p *Provider) kubeadmUserData(u userDataInput) (string, error) {
 	if endpoint == "" {
 		endpoint = strings.TrimPrefix(strings.TrimPrefix(p.opts.Cluster.Endpoint, "https://"), "http://")
 	}
-	data := KubeadmData{Endpoint: endpoint, Token: k.Token, CACertHashes: k.CACertHashes, Labels: u.labelString(),
-		MaxPods: u.maxPods, ClusterDNS: u.clusterDNS, UserData: u.classData}
+	token := cmpOr(u.token, k.Token)
+	switch {
+	case token == "":
+		return "", errors.New("ec2: kubeadm join needs a bootstrap token: set NodeClaim.BootstrapToken for the launch (or Cluster.Kubeadm.Token)")
+	case !bootstrapToken(token):
+		return "", errors.New("ec2: NodeClaim.BootstrapToken is not a bootstrap token (abcdef.0123456789abcdef)")
+	}
+	kc, err := yaml.Marshal(struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		nodeKubelet
+	}{"kubelet.config.k8s.io/v1beta1", "KubeletConfiguration", u.kubelet})
+	if err != nil {
+		return "", fmt.Errorf("ec2: kubelet configuration: %w", err)
+	}
+	data := KubeadmData{Endpoint: endpoint, Token: token, CACertHashes: k.CACertHashes, Labels: u.labelString(),
+		MaxPods: u.kubelet.MaxPods, KubeletConfig: string(kc), UserData: u.classData}
+	if len(u.kubelet.ClusterDNS) > 0 {
+		data.ClusterDNS = u.kubelet.ClusterDNS[0]
+	}
 	for _, t := range u.taints {
 		data.Taints = append(data.Taints, taintString(t))
 	}
@@ -210,83 +265,198 @@ func (p *Provider) kubeadmUserData(u userDataInput) (string, error) {
 	return b.String(), nil
 }
 
-const mimeBoundary = "//"
-
-// nodeadmUserData builds AL2023's MIME multipart archive: the class's own part first, then the
-// NodeConfig that joins the cluster.
-func (p *Provider) nodeadmUserData(u userDataInput) string {
-	c := p.opts.Cluster
-	var nc strings.Builder
-	nc.WriteString("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n")
-	fmt.Fprintf(&nc, "    name: %s\n    apiServerEndpoint: %s\n", strconv.Quote(c.Name), strconv.Quote(c.Endpoint))
-	fmt.Fprintf(&nc, "    certificateAuthority: %s\n    cidr: %s\n", base64.StdEncoding.EncodeToString(c.CABundle), strconv.Quote(c.ServiceCIDR))
-	nc.WriteString("  kubelet:\n    config:\n")
-	if u.maxPods > 0 {
-		fmt.Fprintf(&nc, "      maxPods: %d\n", u.maxPods)
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
 	}
-	if u.clusterDNS != "" {
-		fmt.Fprintf(&nc, "      clusterDNS:\n      - %s\n", strconv.Quote(u.clusterDNS))
-	}
-	if len(u.taints) > 0 {
-		nc.WriteString("      registerWithTaints:\n")
-		for _, t := range u.taints {
-			fmt.Fprintf(&nc, "      - key: %s\n        value: %s\n        effect: %s\n", strconv.Quote(t.Key), strconv.Quote(t.Value), strconv.Quote(string(t.Effect)))
-		}
-	}
-	fmt.Fprintf(&nc, "    flags:\n    - %s\n", strconv.Quote("--node-labels="+u.labelString()))
-
-	var b strings.Builder
-	fmt.Fprintf(&b, "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=%q\n\n", mimeBoundary)
-	if d := strings.TrimSpace(u.classData); d != "" {
-		ct := `text/x-shellscript; charset="us-ascii"`
-		if strings.HasPrefix(d, "apiVersion: node.eks.aws") {
-			ct = "application/node.eks.aws"
-		}
-		fmt.Fprintf(&b, "--%s\nContent-Type: %s\n\n%s\n\n", mimeBoundary, ct, d)
-	}
-	fmt.Fprintf(&b, "--%s\nContent-Type: application/node.eks.aws\n\n%s\n--%s--\n", mimeBoundary, nc.String(), mimeBoundary)
-	return b.String()
+	return b
 }
 
-// bottlerocketUserData builds Bottlerocket's TOML settings. The class's own TOML is appended; it
-// must not repeat the [settings.kubernetes] keys set here.
-func (p *Provider) bottlerocketUserData(u userDataInput) string {
+const mimeBoundary = "//"
+
+// Content types of AL2023 userData parts.
+const (
+	contentTypeNodeConfig = "application/node.eks.aws"
+	contentTypeShell      = `text/x-shellscript; charset="us-ascii"`
+)
+
+// nodeConfig is nodeadm's NodeConfig (node.eks.aws/v1alpha1), the parts the provider sets.
+type nodeConfig struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Spec       nodeConfigSpec `json:"spec"`
+}
+
+type nodeConfigSpec struct {
+	Cluster struct {
+		Name                 string `json:"name"`
+		APIServerEndpoint    string `json:"apiServerEndpoint"`
+		CertificateAuthority []byte `json:"certificateAuthority"`
+		CIDR                 string `json:"cidr"`
+	} `json:"cluster"`
+	Kubelet struct {
+		Config nodeadmKubelet `json:"config"`
+		Flags  []string       `json:"flags,omitempty"`
+	} `json:"kubelet"`
+}
+
+type nodeadmKubelet struct {
+	nodeKubelet
+	RegisterWithTaints []corev1.Taint `json:"registerWithTaints,omitempty"`
+}
+
+// userDataPart is one part of a MIME multipart userData.
+type userDataPart struct {
+	contentType string
+	body        string
+}
+
+// nodeadmUserData builds AL2023's MIME multipart archive: the class's own parts first, then the
+// NodeConfig that joins the cluster. nodeadm merges NodeConfig documents in order, so the
+// provider's settings (cluster, labels, taints and every kubelet setting the capacity model
+// depends on) win over the same keys in the class's NodeConfig; set them in the class's
+// kubelet field instead. The class's other NodeConfig keys are kept.
+func (p *Provider) nodeadmUserData(u userDataInput) (string, error) {
 	c := p.opts.Cluster
+	nc := nodeConfig{APIVersion: "node.eks.aws/v1alpha1", Kind: "NodeConfig"}
+	nc.Spec.Cluster.Name = c.Name
+	nc.Spec.Cluster.APIServerEndpoint = c.Endpoint
+	nc.Spec.Cluster.CertificateAuthority = c.CABundle
+	nc.Spec.Cluster.CIDR = c.ServiceCIDR
+	nc.Spec.Kubelet.Config = nodeadmKubelet{nodeKubelet: u.kubelet, RegisterWithTaints: u.taints}
+	nc.Spec.Kubelet.Flags = []string{"--node-labels=" + u.labelString()}
+	ours, err := yaml.Marshal(nc)
+	if err != nil {
+		return "", fmt.Errorf("ec2: NodeConfig: %w", err)
+	}
+	parts, err := classUserDataParts(u.classData)
+	if err != nil {
+		return "", err
+	}
+	parts = append(parts, userDataPart{contentTypeNodeConfig, string(ours)})
 	var b strings.Builder
-	b.WriteString("[settings.kubernetes]\n")
-	fmt.Fprintf(&b, "api-server = %s\ncluster-certificate = %s\ncluster-name = %s\n", strconv.Quote(c.Endpoint),
-		strconv.Quote(base64.StdEncoding.EncodeToString(c.CABundle)), strconv.Quote(c.Name))
-	if u.clusterDNS != "" {
-		fmt.Fprintf(&b, "cluster-dns-ip = %s\n", strconv.Quote(u.clusterDNS))
+	fmt.Fprintf(&b, "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=%q\n\n", mimeBoundary)
+	for _, part := range parts {
+		fmt.Fprintf(&b, "--%s\nContent-Type: %s\n\n%s\n\n", mimeBoundary, part.contentType, strings.TrimRight(part.body, "\n"))
 	}
-	if u.maxPods > 0 {
-		fmt.Fprintf(&b, "max-pods = %d\n", u.maxPods)
+	fmt.Fprintf(&b, "--%s--\n", mimeBoundary)
+	return b.String(), nil
+}
+
+// classUserDataParts splits a class's AL2023 userData into MIME parts. A MIME multipart
+// document keeps its parts and their content types. Anything else is one part: a NodeConfig
+// when it is a YAML mapping — whatever precedes it (a "---" document marker, comments) — and
+// a shell script otherwise.
+func classUserDataParts(d string) ([]userDataPart, error) {
+	trimmed := strings.TrimSpace(d)
+	if trimmed == "" {
+		return nil, nil
 	}
-	b.WriteString("\n[settings.kubernetes.node-labels]\n")
-	for _, k := range sortedKeys(u.labels) {
-		if kubeletLabelAllowed(k) {
-			fmt.Fprintf(&b, "%s = %s\n", strconv.Quote(k), strconv.Quote(u.labels[k]))
+	if strings.HasPrefix(trimmed, "MIME-Version:") || strings.HasPrefix(trimmed, "Content-Type:") {
+		return parseMIME(trimmed)
+	}
+	ct := contentTypeShell
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(trimmed), &m); err == nil && len(m) > 0 {
+		ct = contentTypeNodeConfig
+	}
+	return []userDataPart{{ct, trimmed}}, nil
+}
+
+// parseMIME reads a MIME multipart document into its parts.
+func parseMIME(d string) ([]userDataPart, error) {
+	msg, err := mail.ReadMessage(strings.NewReader(d + "\n"))
+	if err != nil {
+		return nil, fmt.Errorf("ec2: spec.userData is not a valid MIME document: %w", err)
+	}
+	mediaType, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	if err != nil || !strings.HasPrefix(mediaType, "multipart/") || params["boundary"] == "" {
+		return nil, fmt.Errorf("ec2: spec.userData: a MIME document needs a multipart Content-Type with a boundary (got %q)", msg.Header.Get("Content-Type"))
+	}
+	r := multipart.NewReader(msg.Body, params["boundary"])
+	var parts []userDataPart
+	for {
+		part, err := r.NextPart()
+		if err == io.EOF {
+			return parts, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ec2: spec.userData: reading MIME part %d: %w", len(parts)+1, err)
+		}
+		body, err := io.ReadAll(part)
+		if err != nil {
+			return nil, fmt.Errorf("ec2: spec.userData: reading MIME part %d: %w", len(parts)+1, err)
+		}
+		ct := part.Header.Get("Content-Type")
+		if ct == "" {
+			ct = contentTypeShell
+		}
+		parts = append(parts, userDataPart{ct, string(body)})
+	}
+}
+
+// bottlerocketUserData builds Bottlerocket's TOML settings, merged with the class's own TOML
+// as Karpenter merges them: the cluster settings, the taints and every kubelet setting the
+// provider writes replace the class's; node labels are merged, the provider's winning; every
+// other key of the class's TOML is kept.
+func (p *Provider) bottlerocketUserData(u userDataInput) (string, error) {
+	doc, err := parseTOML(u.classData)
+	if err != nil {
+		return "", fmt.Errorf("ec2: spec.userData (Bottlerocket TOML): %w", err)
+	}
+	c := p.opts.Cluster
+	k := u.kubelet
+	kube := []string{"settings", "kubernetes"}
+	set := func(key string, raw string) { doc.set(append(slices.Clone(kube), key), raw) }
+	set("api-server", strconv.Quote(c.Endpoint))
+	set("cluster-certificate", strconv.Quote(base64.StdEncoding.EncodeToString(c.CABundle)))
+	set("cluster-name", strconv.Quote(c.Name))
+	if len(k.ClusterDNS) > 0 {
+		set("cluster-dns-ip", strconv.Quote(k.ClusterDNS[0]))
+	}
+	if k.MaxPods > 0 {
+		set("max-pods", strconv.Itoa(int(k.MaxPods)))
+	}
+	table := func(key string, m map[string]string) {
+		if m == nil {
+			return
+		}
+		doc.remove(append(slices.Clone(kube), key))
+		for _, name := range sortedKeys(m) {
+			doc.set(append(slices.Clone(kube), key, name), strconv.Quote(m[name]))
 		}
 	}
-	if len(u.taints) > 0 {
-		b.WriteString("\n[settings.kubernetes.node-taints]\n")
-		byKey := map[string][]string{}
-		for _, t := range u.taints {
-			byKey[t.Key] = append(byKey[t.Key], t.Value+":"+string(t.Effect))
-		}
-		for _, k := range sortedKeys(byKey) {
-			vals := byKey[k]
-			quoted := make([]string, len(vals))
-			for i, v := range vals {
-				quoted[i] = strconv.Quote(v)
-			}
-			fmt.Fprintf(&b, "%s = [%s]\n", strconv.Quote(k), strings.Join(quoted, ", "))
+	table("kube-reserved", k.KubeReserved)
+	table("system-reserved", k.SystemReserved)
+	table("eviction-hard", k.EvictionHard)
+	table("eviction-soft", k.EvictionSoft)
+	table("eviction-soft-grace-period", k.EvictionSoftGracePeriod)
+	if k.EvictionMaxPodGracePeriod > 0 {
+		set("eviction-max-pod-grace-period", strconv.Itoa(int(k.EvictionMaxPodGracePeriod)))
+	}
+	if k.ImageGCHighThresholdPercent != nil {
+		set("image-gc-high-threshold-percent", strconv.Quote(strconv.Itoa(int(*k.ImageGCHighThresholdPercent))))
+	}
+	if k.ImageGCLowThresholdPercent != nil {
+		set("image-gc-low-threshold-percent", strconv.Quote(strconv.Itoa(int(*k.ImageGCLowThresholdPercent))))
+	}
+	if k.CPUCFSQuota != nil {
+		set("cpu-cfs-quota-enforced", strconv.FormatBool(*k.CPUCFSQuota))
+	}
+	for _, name := range sortedKeys(u.labels) {
+		if kubeletLabelAllowed(name) {
+			doc.set(append(slices.Clone(kube), "node-labels", name), strconv.Quote(u.labels[name]))
 		}
 	}
-	if d := strings.TrimSpace(u.classData); d != "" {
-		b.WriteString("\n" + d + "\n")
+	doc.remove(append(slices.Clone(kube), "node-taints"))
+	byKey := map[string][]string{}
+	for _, t := range u.taints {
+		byKey[t.Key] = append(byKey[t.Key], strconv.Quote(t.Value+":"+string(t.Effect)))
 	}
-	return b.String()
+	for _, key := range sortedKeys(byKey) {
+		doc.set(append(slices.Clone(kube), "node-taints", key), "["+strings.Join(byKey[key], ", ")+"]")
+	}
+	return doc.String(), nil
 }
 
 // nodeTaints returns the taints a node registers with: the claim's, its startup taints, and

@@ -475,6 +475,7 @@ type xmlSubnet struct {
 	State                   string           `xml:"state"`
 	VpcID                   string           `xml:"vpcId"`
 	AvailabilityZone        string           `xml:"availabilityZone"`
+	AvailabilityZoneID      string           `xml:"availabilityZoneId"`
 	AvailableIPAddressCount int32            `xml:"availableIpAddressCount"`
 	TagSet                  xmlItems[xmlTag] `xml:"tagSet"`
 }
@@ -492,7 +493,7 @@ func (s *Server) describeSubnets(r *Request) (any, error) {
 		if (len(ids) > 0 && !slices.Contains(ids, sn.ID)) || !filterOK(f, "subnet-id", sn.ID) || !tagsMatch(f, sn.Tags) {
 			continue
 		}
-		resp.SubnetSet.Items = append(resp.SubnetSet.Items, xmlSubnet{sn.ID, "available", "vpc-0ec2test", sn.Zone, sn.FreeIPs, xmlTags(sn.Tags)})
+		resp.SubnetSet.Items = append(resp.SubnetSet.Items, xmlSubnet{sn.ID, "available", "vpc-0ec2test", sn.Zone, ZoneID(sn.Zone), sn.FreeIPs, xmlTags(sn.Tags)})
 	}
 	return resp, nil
 }
@@ -826,7 +827,8 @@ type xmlInstance struct {
 	InstanceType string   `xml:"instanceType"`
 	LaunchTime   string   `xml:"launchTime"`
 	Placement    struct {
-		Zone string `xml:"availabilityZone"`
+		Zone   string `xml:"availabilityZone"`
+		ZoneID string `xml:"availabilityZoneId"`
 	} `xml:"placement"`
 	SubnetID          string             `xml:"subnetId"`
 	Architecture      string             `xml:"architecture"`
@@ -846,6 +848,7 @@ func (s *Server) wireInstance(i *Instance) xmlInstance {
 	x := xmlInstance{InstanceID: i.ID, ImageID: i.ImageID, State: xmlState{stateCodes[i.State], i.State}, InstanceType: i.Type,
 		LaunchTime: i.LaunchTime.UTC().Format(time.RFC3339), SubnetID: i.SubnetID, Architecture: "x86_64", TagSet: xmlTags(i.Tags)}
 	x.Placement.Zone = i.Zone
+	x.Placement.ZoneID = ZoneID(i.Zone)
 	for _, d := range s.compute.types {
 		if d.Name == i.Type && d.Labels["kubernetes.io/arch"] == "arm64" {
 			x.Architecture = "arm64"
@@ -956,4 +959,26 @@ func (s *Server) createTags(r *Request) (any, error) {
 	return &struct {
 		Return bool `xml:"return"`
 	}{true}, nil
+}
+
+// regionCodes abbreviate regions in zone IDs as EC2 does (us-east-1a is in use1).
+var regionCodes = map[string]string{
+	"us-east-1": "use1", "us-east-2": "use2", "us-west-1": "usw1", "us-west-2": "usw2",
+	"eu-west-1": "euw1", "eu-west-2": "euw2", "eu-central-1": "euc1", "ap-southeast-1": "apse1",
+	"ap-southeast-2": "apse2", "ap-northeast-1": "apne1", "ap-northeast-2": "apne2", "ap-south-1": "aps1",
+}
+
+// ZoneID is the server's zone ID of a zone name: <region code>-az<n>, the zone's letter's
+// position (us-east-1c is use1-az3). Real accounts map names to IDs differently; one fixed
+// mapping is enough for a fake.
+func ZoneID(zone string) string {
+	if len(zone) < 2 {
+		return ""
+	}
+	region, letter := zone[:len(zone)-1], zone[len(zone)-1]
+	code, ok := regionCodes[region]
+	if !ok {
+		code = strings.ReplaceAll(region, "-", "")
+	}
+	return fmt.Sprintf("%s-az%d", code, int(letter-'a')+1)
 }
