@@ -272,9 +272,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			// a moment ago) are solved again even if no new pod event arrives.
 			c.batch.trigger(now)
 		}
-		if c.batch.ready(now) {
-			c.provision(ctx)
-		}
+		c.provisionInBackground(ctx, now)
 		if due("interruptions", orDefault(c.InterruptionInterval, 2*time.Second), now) {
 			c.pollInterruptions(ctx)
 		}

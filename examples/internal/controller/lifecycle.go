@@ -105,9 +105,10 @@ func (c *Controller) finish(ctx context.Context, cl *Claim, reason string) {
 	}()
 }
 
-// deleteInstance calls Provider.Delete until the instance is gone. It reports false when ctx
-// ended first.
+// deleteInstance calls Provider.Delete until the instance is gone, backing off from 1s to 30s
+// between calls. It reports false when ctx ended first.
 func (c *Controller) deleteInstance(ctx context.Context, providerID string) bool {
+	var b backoff
 	for {
 		err := c.Provider.Delete(ctx, providerID)
 		if cloudprovider.IsNotFound(err) {
@@ -120,7 +121,7 @@ func (c *Controller) deleteInstance(ctx context.Context, providerID string) bool
 			c.log().Error("could not delete instance", "provider-id", providerID, "err", err)
 		}
 		// nil means termination is under way: ask again until NotFound says it is done.
-		if c.sleep(ctx, time.Second) != nil {
+		if b.wait(ctx, c) != nil {
 			return false
 		}
 	}

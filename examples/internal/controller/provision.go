@@ -277,7 +277,9 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 			// now rather than wait for garbage collection.
 			c.log().Error("launch returned after the claim was abandoned; deleting the instance",
 				"nodeclaim", claim.Name, "provider-id", launched.Status.ProviderID)
-			c.deleteInstance(context.WithoutCancel(ctx), launched.Status.ProviderID)
+			// Not past a shutdown: a deletion that cannot succeed would hold Run for ever. The
+			// instance carries this installation's tags, so the next run finds it.
+			c.deleteInstance(ctx, launched.Status.ProviderID)
 			return
 		}
 		st := launched.Status
