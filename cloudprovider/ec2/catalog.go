@@ -90,11 +90,21 @@ func (p *Provider) loadCatalog(ctx context.Context) (*catalog, error) {
 
 // capacityOptions derives the capacity model's settings from a node class.
 func (p *Provider) capacityOptions(nc *nodeplan.EC2NodeClass) CapacityOptions {
+	return CapacityOptionsFor(nc, p.opts.VMMemoryOverhead)
+}
+
+// CapacityOptionsFor returns the capacity model's settings for nodes of class nc, as the
+// provider launches them: the AMI family, the class's kubelet settings (max pods, pods per
+// core, reservations, hard eviction), its instance-store policy and root volume.
+// vmMemoryOverhead is as in [CapacityOptions].VMMemoryOverhead (0: the default). With
+// [NewInstanceType] it describes an instance type exactly as [Provider.InstanceTypes] would for
+// the class, without calling EC2.
+func CapacityOptionsFor(nc *nodeplan.EC2NodeClass, vmMemoryOverhead float64) CapacityOptions {
 	o := CapacityOptions{
 		Family:             string(nc.ResolvedAMIFamily()),
 		MaxPods:            nc.Kubelet.MaxPods,
 		PodsPerCore:        nc.Kubelet.PodsPerCore,
-		VMMemoryOverhead:   p.opts.VMMemoryOverhead,
+		VMMemoryOverhead:   vmMemoryOverhead,
 		KubeReserved:       nc.Kubelet.KubeReserved,
 		SystemReserved:     nc.Kubelet.SystemReserved,
 		EvictionHard:       nc.Kubelet.EvictionHard,
