@@ -64,8 +64,8 @@ func boolInt(b bool) int {
 func (p *problem) placeWith() {
 	for _, g := range p.groups {
 		h := g.with
-		if h == nil || p.remaining[g.id] == 0 {
-			continue
+		if h == nil || p.remaining[g.id] == 0 || g.blocked != nil {
+			continue // a blocked group (the part of a split that no domain takes) stays pending
 		}
 		for _, b := range p.bins {
 			if p.remaining[g.id] == 0 {
