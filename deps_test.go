@@ -18,8 +18,8 @@ import (
 //
 //   - Each layer imports only the module packages listed for it (its own subtree and internal/
 //     packages always allowed), so arrows point one way.
-//   - scheduling imports nothing outside the standard library, k8s.io/api and k8s.io/apimachinery
-//     besides the root; its test-support packages (named …test) may add go-cmp and rapid.
+//   - scheduling imports nothing outside the standard library, k8s.io/api, k8s.io/apimachinery
+//     and k8s.io/component-helpers (Kubernetes' own rules, e.g. effective requests) besides the root; its test-support packages (named …test) may add go-cmp and rapid.
 //   - Only pricing and cloudprovider/ec2 import the AWS SDK, and the pure packages do not
 //     depend on it even indirectly.
 //   - Nothing in the core module, tests included, depends on client-go or controller-runtime.
@@ -42,6 +42,7 @@ var pure = []string{"", "scheduling", "disruption"}
 var allowedModules = []string{
 	"k8s.io/api", "k8s.io/apimachinery", "github.com/aws/aws-sdk-go-v2", "golang.org/x/sync",
 	"github.com/google/go-cmp", "pgregory.net/rapid",
+	"k8s.io/component-helpers",  // Kubernetes' own rules (effective pod requests), used as kube-scheduler uses them
 	"github.com/robfig/cron/v3", // tests only: Karpenter's cron parser, which budget schedules are held to
 }
 
@@ -203,10 +204,10 @@ func TestDependencyDirection(t *testing.T) {
 				_, inModule := rel(imp)
 				switch {
 				case inModule, !strings.Contains(strings.Split(imp, "/")[0], "."): // the module, or the standard library
-				case hasPathPrefix(imp, "k8s.io/api"), hasPathPrefix(imp, "k8s.io/apimachinery"):
+				case hasPathPrefix(imp, "k8s.io/api"), hasPathPrefix(imp, "k8s.io/apimachinery"), hasPathPrefix(imp, "k8s.io/component-helpers"):
 				case testSupport && (hasPathPrefix(imp, "github.com/google/go-cmp") || hasPathPrefix(imp, "pgregory.net/rapid")):
 				default:
-					t.Errorf("%s imports %s: scheduling may import only the root package, k8s.io/api and k8s.io/apimachinery", name, imp)
+					t.Errorf("%s imports %s: scheduling may import only the root package, k8s.io/api, k8s.io/apimachinery and k8s.io/component-helpers", name, imp)
 				}
 			}
 		}

@@ -29,6 +29,12 @@
 //
 // This package itself is pure: no I/O, no goroutines, no package-level mutable state.
 //
+// Where Kubernetes has a library for a rule, the rule comes from it rather than from a copy:
+// [PodRequests] is k8s.io/component-helpers/resource.PodRequests with kube-scheduler's options,
+// so pod-level resources, sidecars, init containers, overhead and in-place resizes count exactly
+// as kube-scheduler counts them. Besides k8s.io/api and k8s.io/apimachinery, that helper library
+// (which needs nothing else at run time) is the package's only dependency.
+//
 // # Usage
 //
 //	pools, err := nodeplan.DecodeNodePools(yamlBytes) // Karpenter v1 NodePool YAML

@@ -1,10 +1,12 @@
 package nodeplan
 
 import (
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // ResourceNodes is the key of a node-count limit in [NodePool.Limits]: `limits: {nodes: 10}`.
@@ -75,71 +77,152 @@ func Fits(requests, available corev1.ResourceList) (corev1.ResourceName, bool) {
 	return "", true
 }
 
-// PodRequests returns what a pod asks of a node, by Kubernetes' rules (the ones kube-scheduler
-// uses, KEP-753 sidecars included):
+// PodRequests returns what a pod asks of a node, by kube-scheduler v1.37's rule: exactly
+// k8s.io/component-helpers/resource.PodRequests with the options kube-scheduler uses to account
+// pods on nodes — pod-level spec.resources (cpu, memory, hugepages) override the containers'
+// sum; restartable init containers (sidecars) run alongside the containers; each ordinary init
+// container needs its own request plus the sidecars before it, and the pod the largest of those;
+// the RuntimeClass overhead is added; and an in-place resize counts at the larger of the desired,
+// allocated and actuated amounts (only the allocated and actuated ones while the resize is
+// infeasible). One "pods" is added for the slot the pod occupies.
 //
-//   - the sum of the regular containers, plus every restartable init container (sidecar), which
-//     runs alongside them;
-//   - at least, for each ordinary init container, its own request plus the sidecars started
-//     before it — init containers run one at a time, so the pod needs their maximum, not sum;
-//   - plus the pod's Overhead (RuntimeClass);
-//   - plus one "pods", the slot it occupies.
-//
-// Limits stand in for missing requests, as the API server defaults them.
+// A pod that did not pass through an API server is first given the API server's defaults:
+// requests missing where a limit is set default to the limit (per container, and at pod level,
+// where the containers' requests come first), as kube-apiserver writes them on creation.
 func PodRequests(pod *corev1.Pod) corev1.ResourceList {
-	reqs := corev1.ResourceList{}
-	for i := range pod.Spec.Containers {
-		addInto(reqs, containerRequests(&pod.Spec.Containers[i]))
-	}
-	sidecars := corev1.ResourceList{}
-	initPeak := corev1.ResourceList{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		r := containerRequests(c)
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			addInto(reqs, r)
-			addInto(sidecars, r)
-			// A sidecar's own start-up also needs the sidecars before it.
-			maxInto(initPeak, sidecars)
-			continue
-		}
-		step := AddResources(sidecars, r)
-		maxInto(initPeak, step)
-	}
-	maxInto(reqs, initPeak)
-	addInto(reqs, pod.Spec.Overhead)
+	// Reading the status is three aggregations instead of one; skip it when it cannot matter
+	// (every pending pod, most bound ones).
+	status := !StatusRequestsMatchSpec(pod)
+	reqs := resourcehelper.PodRequests(withDefaultRequests(pod), resourcehelper.PodResourcesOptions{
+		UseStatusResources: status, InPlacePodLevelResourcesVerticalScalingEnabled: status,
+	})
 	q := reqs[corev1.ResourcePods]
 	q.Add(*resource.NewQuantity(1, resource.DecimalSI))
 	reqs[corev1.ResourcePods] = q
 	return reqs
 }
 
-func containerRequests(c *corev1.Container) corev1.ResourceList {
-	if len(c.Resources.Limits) == 0 {
-		return c.Resources.Requests
-	}
-	out := corev1.ResourceList{}
-	for k, v := range c.Resources.Limits {
-		out[k] = v
-	}
-	for k, v := range c.Resources.Requests {
-		out[k] = v
-	}
-	return out
-}
-
-func addInto(dst, src corev1.ResourceList) {
-	for k, v := range src {
-		q := dst[k]
-		q.Add(v)
-		dst[k] = q
-	}
-}
-
-func maxInto(dst, src corev1.ResourceList) {
-	for k, v := range src {
-		if q, ok := dst[k]; !ok || v.Cmp(q) > 0 {
-			dst[k] = v.DeepCopy()
+// StatusRequestsMatchSpec reports whether a pod's status says nothing that changes its requests:
+// no resize is pending or in progress, and every container status's allocated and actuated
+// requests equal the container's spec. Then the spec alone gives [PodRequests] — a fast path
+// for callers that sum requests of many bound pods.
+func StatusRequestsMatchSpec(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodResizePending || c.Type == corev1.PodResizeInProgress {
+			return false
 		}
 	}
+	if pod.Status.Resources != nil || pod.Status.AllocatedResources != nil {
+		return false
+	}
+	for _, st := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range st {
+			cs := &st[i]
+			if cs.AllocatedResources == nil && (cs.Resources == nil || cs.Resources.Requests == nil) {
+				continue
+			}
+			spec := containerByName(pod, cs.Name)
+			if spec == nil || !sameList(cs.AllocatedResources, spec.Resources.Requests, true) ||
+				cs.Resources != nil && !sameList(cs.Resources.Requests, spec.Resources.Requests, true) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func containerByName(pod *corev1.Pod, name string) *corev1.Container {
+	for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i]
+			}
+		}
+	}
+	return nil
+}
+
+// sameList reports whether a and b hold equal amounts; with nilOK, a nil a counts as equal.
+func sameList(a, b corev1.ResourceList, nilOK bool) bool {
+	if a == nil && nilOK {
+		return true
+	}
+	if len(a) != len(b) {
+		return false
+	}
+	for k, q := range a {
+		if r, ok := b[k]; !ok || q.Cmp(r) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// withDefaultRequests returns the pod with the requests the API server would default from
+// limits, or the pod itself when there are none to add (every pod read from an API server).
+func withDefaultRequests(pod *corev1.Pod) *corev1.Pod {
+	podLevel := pod.Spec.Resources != nil && missingFromRequests(*pod.Spec.Resources, resourcehelper.IsSupportedPodLevelResource)
+	containers := slices.ContainsFunc(pod.Spec.Containers, containerMissingRequests) ||
+		slices.ContainsFunc(pod.Spec.InitContainers, containerMissingRequests)
+	if !podLevel && !containers {
+		return pod
+	}
+	out := *pod
+	out.Spec.Containers = defaultContainerRequests(pod.Spec.Containers)
+	out.Spec.InitContainers = defaultContainerRequests(pod.Spec.InitContainers)
+	if podLevel {
+		r := pod.Spec.Resources.DeepCopy()
+		if r.Requests == nil {
+			r.Requests = corev1.ResourceList{}
+		}
+		// The containers' aggregate for cpu and memory, then the pod-level limit.
+		for k, v := range resourcehelper.AggregateContainerRequests(&out, resourcehelper.PodResourcesOptions{}) {
+			if _, ok := r.Requests[k]; !ok && (k == corev1.ResourceCPU || k == corev1.ResourceMemory) {
+				r.Requests[k] = v
+			}
+		}
+		for k, v := range r.Limits {
+			if _, ok := r.Requests[k]; !ok && resourcehelper.IsSupportedPodLevelResource(k) {
+				r.Requests[k] = v.DeepCopy()
+			}
+		}
+		out.Spec.Resources = r
+	}
+	return &out
+}
+
+func containerMissingRequests(c corev1.Container) bool {
+	return missingFromRequests(c.Resources, func(corev1.ResourceName) bool { return true })
+}
+
+func missingFromRequests(r corev1.ResourceRequirements, applies func(corev1.ResourceName) bool) bool {
+	for k := range r.Limits {
+		if _, ok := r.Requests[k]; !ok && applies(k) {
+			return true
+		}
+	}
+	return false
+}
+
+func defaultContainerRequests(cs []corev1.Container) []corev1.Container {
+	if !slices.ContainsFunc(cs, containerMissingRequests) {
+		return cs
+	}
+	out := slices.Clone(cs)
+	for i := range out {
+		if !containerMissingRequests(out[i]) {
+			continue
+		}
+		reqs := maps.Clone(out[i].Resources.Requests)
+		if reqs == nil {
+			reqs = corev1.ResourceList{}
+		}
+		for k, v := range out[i].Resources.Limits {
+			if _, ok := reqs[k]; !ok {
+				reqs[k] = v
+			}
+		}
+		out[i].Resources.Requests = reqs
+	}
+	return out
 }

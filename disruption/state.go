@@ -173,11 +173,13 @@ func newPlanner(ctx context.Context, in *Input) *planner {
 }
 
 // quickRequests returns a pod's requests when they are only cpu and memory on regular containers
-// without limits, init containers or overhead — most pods — without building a ResourceList.
+// without limits, init containers, overhead, pod-level resources or a resize in progress — most
+// pods — without building a ResourceList.
 // Each container's amounts round up to the milli-core and the byte, so the sum is never below
 // what nodeplan.PodRequests gives.
 func quickRequests(pod *corev1.Pod) (vec, bool) {
-	if len(pod.Spec.InitContainers) > 0 || len(pod.Spec.Overhead) > 0 {
+	// Pod-level resources and in-place resizes follow nodeplan.PodRequests' full rule.
+	if len(pod.Spec.InitContainers) > 0 || len(pod.Spec.Overhead) > 0 || pod.Spec.Resources != nil || !nodeplan.StatusRequestsMatchSpec(pod) {
 		return vec{}, false
 	}
 	v := vec{pods: 1}

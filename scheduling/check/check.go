@@ -98,7 +98,7 @@ func (c *checker) index() {
 			continue
 		}
 		pod := daemonPod(ds)
-		c.daemons = append(c.daemons, &daemon{ds: ds, pod: pod, req: nodeplan.PodRequests(pod), ports: hostPorts(pod)})
+		c.daemons = append(c.daemons, &daemon{ds: ds, pod: pod, req: podRequests(pod), ports: hostPorts(pod)})
 	}
 	c.existing = map[string]*target{}
 	for i := range c.in.Nodes {

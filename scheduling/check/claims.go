@@ -158,7 +158,7 @@ func (c *checker) claimOptions(t *target, nc *scheduling.NewNodeClaim) {
 	sum := corev1.ResourceList{}
 	for _, k := range nc.Pods {
 		if p := c.pending[k]; p != nil {
-			sum = nodeplan.AddResources(sum, nodeplan.PodRequests(p))
+			sum = nodeplan.AddResources(sum, podRequests(p))
 		}
 	}
 	if what, ok := nodeplan.Fits(sum, nc.Resources); !ok {

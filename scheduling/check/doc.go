@@ -8,7 +8,8 @@
 //
 //   - every pending pod appears exactly once, bound pods never, and an unschedulable pod has a
 //     reason;
-//   - pods fit: on a new claim, its pods plus the DaemonSet pods that would run there fit the
+//   - pods fit (requests as kube-scheduler counts them: component-helpers' PodRequests, so
+//     pod-level resources, sidecars, init containers, overhead and resize status): on a new claim, its pods plus the DaemonSet pods that would run there fit the
 //     allocatable of the chosen instance type and of every option, in every offering its
 //     requirements allow (a provider may fall back to any); on an existing node, allocatable
 //     minus bound pods minus DaemonSet pods not yet running there; on an in-flight claim,

@@ -39,7 +39,7 @@ func (c *checker) taints(t *target) {
 func (c *checker) resources(t *target) {
 	pods := corev1.ResourceList{}
 	for _, p := range t.pods {
-		pods = nodeplan.AddResources(pods, nodeplan.PodRequests(p))
+		pods = nodeplan.AddResources(pods, podRequests(p))
 	}
 	bad := 0
 	var first string

@@ -151,7 +151,7 @@ func (c *checker) existingTarget(n *scheduling.Node) *target {
 			continue
 		}
 		t.bound = append(t.bound, p)
-		used = nodeplan.AddResources(used, nodeplan.PodRequests(p))
+		used = nodeplan.AddResources(used, podRequests(p))
 	}
 	t.variants = []variant{{labels: t.labels, alloc: n.Node.Status.Allocatable, used: used,
 		daemons: c.daemonsFor(t.name, t.labels, t.taints, t.bound)}}
