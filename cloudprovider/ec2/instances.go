@@ -20,32 +20,57 @@ var liveStates = []string{"pending", "running", "stopping", "stopped", "shutting
 
 type instanceResult struct{ inst ec2types.Instance }
 
-type terminateResult struct{ previous string }
+// terminateResult is one instance's outcome in a TerminateInstances batch: its state before,
+// or the error EC2 refused it with.
+type terminateResult struct {
+	previous string
+	err      error
+}
+
+// EC2 fails a whole call over one id it cannot use: an unknown or malformed id, or (for
+// TerminateInstances) an instance the caller's IAM policy or termination protection does not
+// allow. Such a batch is split in halves and each half retried, so the refused ids end up alone
+// and the others go through: about 2·log2(n) extra calls per refused id, never a call per id.
+func refusesOneID(code string) bool {
+	switch code {
+	case "InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed", "UnauthorizedOperation", "OperationNotPermitted":
+		return true
+	}
+	return false
+}
+
+// unknownID reports whether EC2 refused a lone id because it does not exist (or cannot).
+func unknownID(code string) bool {
+	return code == "InvalidInstanceID.NotFound" || code == "InvalidInstanceID.Malformed"
+}
 
 // describeBatch describes live instances by id; ids EC2 does not know are simply absent.
 func (p *Provider) describeBatch(ctx context.Context, ids []string) (map[string]instanceResult, error) {
 	out := map[string]instanceResult{}
+	if err := p.describeSplit(ctx, ids, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (p *Provider) describeSplit(ctx context.Context, ids []string, out map[string]instanceResult) error {
 	in := &ec2.DescribeInstancesInput{InstanceIds: ids, Filters: []ec2types.Filter{
 		{Name: aws.String("instance-state-name"), Values: liveStates},
 	}}
 	for {
 		page, err := p.opts.EC2.DescribeInstances(ctx, in)
 		if err != nil {
-			if code := errorCode(err); code == "InvalidInstanceID.NotFound" || code == "InvalidInstanceID.Malformed" {
-				if len(ids) == 1 {
-					return out, nil
+			code := errorCode(err)
+			switch {
+			case len(ids) == 1 && unknownID(code):
+				return nil
+			case len(ids) > 1 && unknownID(code) && ctx.Err() == nil:
+				if err := p.describeSplit(ctx, ids[:len(ids)/2], out); err != nil {
+					return err
 				}
-				// One bad id fails the whole call: fall back to one call per id.
-				for _, id := range ids {
-					one, err := p.describeBatch(ctx, []string{id})
-					if err != nil {
-						return nil, err
-					}
-					maps.Copy(out, one)
-				}
-				return out, nil
+				return p.describeSplit(ctx, ids[len(ids)/2:], out)
 			}
-			return nil, err
+			return err
 		}
 		for _, r := range page.Reservations {
 			for _, i := range r.Instances {
@@ -53,30 +78,37 @@ func (p *Provider) describeBatch(ctx context.Context, ids []string) (map[string]
 			}
 		}
 		if aws.ToString(page.NextToken) == "" {
-			return out, nil
+			return nil
 		}
 		in.NextToken = page.NextToken
 	}
 }
 
+// terminateBatch terminates ids, splitting the batch around ids EC2 refuses. Each id gets its
+// own outcome: its previous state, its own refusal, or no entry when it does not exist.
 func (p *Provider) terminateBatch(ctx context.Context, ids []string) (map[string]terminateResult, error) {
+	res := map[string]terminateResult{}
+	p.terminateSplit(ctx, ids, res)
+	return res, nil
+}
+
+func (p *Provider) terminateSplit(ctx context.Context, ids []string, res map[string]terminateResult) {
 	out, err := p.opts.EC2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids})
 	if err != nil {
-		if code := errorCode(err); (code == "InvalidInstanceID.NotFound" || code == "InvalidInstanceID.Malformed") && len(ids) > 1 {
-			res := map[string]terminateResult{}
-			for _, id := range ids {
-				one, err := p.terminateBatch(ctx, []string{id})
-				if err == nil {
-					maps.Copy(res, one)
-				}
-			}
-			return res, nil
-		} else if code == "InvalidInstanceID.NotFound" {
-			return map[string]terminateResult{}, nil
+		code := errorCode(err)
+		switch {
+		case len(ids) == 1 && unknownID(code):
+			return // gone: the caller reports NotFound
+		case len(ids) > 1 && refusesOneID(code) && ctx.Err() == nil:
+			p.terminateSplit(ctx, ids[:len(ids)/2], res)
+			p.terminateSplit(ctx, ids[len(ids)/2:], res)
+			return
 		}
-		return nil, err
+		for _, id := range ids {
+			res[id] = terminateResult{err: err}
+		}
+		return
 	}
-	res := map[string]terminateResult{}
 	for _, c := range out.TerminatingInstances {
 		prev := ""
 		if c.PreviousState != nil {
@@ -84,7 +116,6 @@ func (p *Provider) terminateBatch(ctx context.Context, ids []string) (map[string
 		}
 		res[aws.ToString(c.InstanceId)] = terminateResult{previous: prev}
 	}
-	return res, nil
 }
 
 // Get implements [cloudprovider.Provider]. Concurrent calls are merged into one
@@ -134,13 +165,18 @@ func (p *Provider) List(ctx context.Context) ([]*nodeplan.NodeClaim, error) {
 
 // Delete implements [cloudprovider.Provider]. Concurrent calls are merged into one
 // TerminateInstances. It returns nil when it started termination, and NotFound when the
-// instance was already shutting down or gone.
+// instance was already shutting down or gone. An instance EC2 refuses to terminate
+// (UnauthorizedOperation, termination protection) fails its own Delete only: the batch is
+// split around it and the others go through.
 func (p *Provider) Delete(ctx context.Context, pid string) error {
 	id, ok := instanceID(pid)
 	if !ok {
 		return &cloudprovider.NotFoundError{ProviderID: pid, Err: fmt.Errorf("ec2: %q is not an aws:///<zone>/<instance-id> provider ID", pid)}
 	}
 	res, found, err := p.terminate.do(ctx, id)
+	if err == nil {
+		err = res.err
+	}
 	if err != nil {
 		return fmt.Errorf("ec2: terminating %s: %w", id, err)
 	}

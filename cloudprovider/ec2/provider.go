@@ -157,6 +157,7 @@ type Provider struct {
 	unavailable unavailableCache
 	describe    batcher[string, instanceResult]
 	terminate   batcher[string, terminateResult]
+	drift       driftSnapshot
 }
 
 var _ interface {

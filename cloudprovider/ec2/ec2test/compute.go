@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,6 +103,7 @@ type computeState struct {
 	fleets      map[string]fleetResult // by client token
 	capErrs     map[string]string      // "capacityType:type:zone" → error code
 	afterLaunch []*APIError            // CreateFleet faults applied after instances are made
+	denied      map[string]bool        // instance ids TerminateInstances is not allowed on
 	ssm         map[string]string
 }
 
@@ -272,6 +274,45 @@ func (s *Server) DeleteLaunchTemplates() {
 	defer s.mu.Unlock()
 	s.seedCompute()
 	clear(s.compute.templates)
+}
+
+// DenyTerminate makes TerminateInstances refuse the instances, as an IAM policy scoped by tag
+// refuses instances it does not cover: a call that names any of them fails whole with
+// UnauthorizedOperation and terminates nothing.
+func (s *Server) DenyTerminate(ids ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seedCompute()
+	if s.compute.denied == nil {
+		s.compute.denied = map[string]bool{}
+	}
+	for _, id := range ids {
+		s.compute.denied[id] = true
+	}
+}
+
+// instanceIDPattern is the shape of an instance id; EC2 answers InvalidInstanceID.Malformed to
+// anything else.
+var instanceIDPattern = regexp.MustCompile(`^i-[0-9a-f]{8}([0-9a-f]{9})?$`)
+
+// checkInstanceIDs fails the way EC2 fails a call naming ids it cannot use: the first malformed
+// id, else the unknown ones, fail the whole call.
+func (c *computeState) checkInstanceIDs(ids []string) *APIError {
+	var missing []string
+	for _, id := range ids {
+		if !instanceIDPattern.MatchString(id) {
+			return &APIError{Code: "InvalidInstanceID.Malformed", Message: fmt.Sprintf("Invalid id: \"%s\"", id)}
+		}
+		if _, ok := c.instances[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 1 {
+		return &APIError{Code: "InvalidInstanceID.NotFound", Message: fmt.Sprintf("The instance ID '%s' does not exist", missing[0])}
+	} else if len(missing) > 1 {
+		return &APIError{Code: "InvalidInstanceID.NotFound", Message: fmt.Sprintf("The instance IDs '%s' do not exist", strings.Join(missing, ", "))}
+	}
+	return nil
 }
 
 // LaunchInstance adds a running instance, as if launched outside the code under test.
@@ -880,10 +921,8 @@ func (s *Server) describeInstances(r *Request) (any, error) {
 	c := &s.compute
 	f := queryFilters(r.Form)
 	ids := listParam(r.Form, "InstanceId")
-	for _, id := range ids {
-		if _, ok := c.instances[id]; !ok {
-			return nil, &APIError{Code: "InvalidInstanceID.NotFound", Message: fmt.Sprintf("The instance ID '%s' does not exist", id)}
-		}
+	if err := c.checkInstanceIDs(ids); err != nil {
+		return nil, err
 	}
 	var match []*Instance
 	for _, id := range c.order {
@@ -921,9 +960,12 @@ func (s *Server) terminateInstances(r *Request) (any, error) {
 	s.seedCompute()
 	c := &s.compute
 	ids := listParam(r.Form, "InstanceId")
+	if err := c.checkInstanceIDs(ids); err != nil {
+		return nil, err
+	}
 	for _, id := range ids {
-		if _, ok := c.instances[id]; !ok {
-			return nil, &APIError{Code: "InvalidInstanceID.NotFound", Message: fmt.Sprintf("The instance ID '%s' does not exist", id)}
+		if c.denied[id] {
+			return nil, &APIError{Code: "UnauthorizedOperation", Message: "You are not authorized to perform this operation. Encoded authorization failure message: ec2test-denied-" + id}
 		}
 	}
 	resp := &struct {
