@@ -54,44 +54,7 @@ func (p *problem) buildBins(in *Input) error {
 		if node.Spec.Unschedulable || node.DeletionTimestamp != nil || hasTaint(node.Spec.Taints, nodeplan.TaintDisrupted) || n.NoNewPods {
 			continue
 		}
-		b := &bin{name: node.Name, free: p.dims.vec(node.Status.Allocatable), pods: n.Pods, labels: node.Labels, p: p}
-		labels := map[string]string{metadataName: node.Name}
-		for k, v := range node.Labels {
-			labels[k] = v
-		}
-		b.reqs = nodeplan.RequirementsFromLabels(labels)
-		var startup []corev1.Taint
-		if pl != nil {
-			startup = pl.np.Template.StartupTaints
-		}
-		for _, t := range node.Spec.Taints {
-			if slices.Contains(ignoredTaints, t.Key) || slices.ContainsFunc(startup, func(s corev1.Taint) bool { return s.MatchTaint(&t) }) {
-				continue
-			}
-			b.taints = append(b.taints, t)
-		}
-		running := map[string]bool{}
-		for _, pod := range n.Pods {
-			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-				continue
-			}
-			b.free.sub(p.dims.vec(nodeplan.PodRequests(pod)))
-			b.ports = append(b.ports, podHostPorts(pod)...)
-			for _, o := range pod.OwnerReferences {
-				if o.Kind == "DaemonSet" {
-					running[pod.Namespace+"/"+o.Name] = true
-				}
-			}
-		}
-		// DaemonSet pods not running yet will come; their room is not free.
-		for _, d := range p.daemons {
-			if !running[d.name] && d.runsOnLabels(node.Labels, b.taints) {
-				b.free.sub(d.req)
-				b.ports = append(b.ports, d.ports...)
-			}
-		}
-		b.free0 = b.free.clone()
-		p.bins = append(p.bins, b)
+		p.bins = append(p.bins, p.nodeBin(n, pl))
 	}
 	for i := range in.NodeClaims {
 		c := &in.NodeClaims[i]
@@ -101,32 +64,82 @@ func (p *problem) buildBins(in *Input) error {
 			pl.used.add(capacity)
 			pl.nodesUsed++
 		}
-		labels := map[string]string{nodeplan.LabelNodePool: c.NodePool}
-		for k, v := range c.Labels {
-			labels[k] = v
-		}
-		if c.Status.InstanceType != "" {
-			// The type it launched as: a pod selecting on instance-type labels must see them.
-			if it := findType(pl, in.InstanceTypes, c.Status.InstanceType); it != nil {
-				for k, v := range it.Labels {
-					labels[k] = v
-				}
-			}
-			labels[nodeplan.LabelInstanceType] = c.Status.InstanceType
-			labels[nodeplan.LabelZone] = c.Status.Zone
-			labels[nodeplan.LabelCapacityType] = string(c.Status.CapacityType)
-		}
-		b := &bin{name: c.Name, inflight: true, reqs: c.Requirements.Intersect(nodeplan.RequirementsFromLabels(labels)), taints: c.Taints, labels: labels, p: p}
-		b.free = alloc
-		b.free.sub(p.dims.vec(c.Resources))
-		b.free0 = b.free.clone()
-		p.bins = append(p.bins, b)
+		p.bins = append(p.bins, p.claimBin(in, c, pl, alloc))
 	}
 	// Best fit: the fullest room first, so big holes stay for big pods.
 	slices.SortStableFunc(p.bins, func(a, b *bin) int {
 		return cmp.Or(cmp.Compare(a.free[dimCPU], b.free[dimCPU]), cmp.Compare(a.free[dimMemory], b.free[dimMemory]), strings.Compare(a.name, b.name))
 	})
 	return nil
+}
+
+// nodeBin is the room pending pods may use on existing node n of pool pl (nil: unmanaged):
+// its allocatable less its running pods and the DaemonSet pods still to come.
+func (p *problem) nodeBin(n *Node, pl *pool) *bin {
+	node := n.Node
+	b := &bin{name: node.Name, free: p.dims.vec(node.Status.Allocatable), pods: n.Pods, labels: node.Labels, p: p}
+	labels := map[string]string{metadataName: node.Name}
+	for k, v := range node.Labels {
+		labels[k] = v
+	}
+	b.reqs = nodeplan.RequirementsFromLabels(labels)
+	var startup []corev1.Taint
+	if pl != nil {
+		startup = pl.np.Template.StartupTaints
+	}
+	for _, t := range node.Spec.Taints {
+		if slices.Contains(ignoredTaints, t.Key) || slices.ContainsFunc(startup, func(s corev1.Taint) bool { return s.MatchTaint(&t) }) {
+			continue
+		}
+		b.taints = append(b.taints, t)
+	}
+	running := map[string]bool{}
+	for _, pod := range n.Pods {
+		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		b.free.sub(p.dims.vec(nodeplan.PodRequests(pod)))
+		b.ports = append(b.ports, podHostPorts(pod)...)
+		for _, o := range pod.OwnerReferences {
+			if o.Kind == "DaemonSet" {
+				running[pod.Namespace+"/"+o.Name] = true
+			}
+		}
+	}
+	// DaemonSet pods not running yet will come; their room is not free.
+	for _, d := range p.daemons {
+		if !running[d.name] && d.runsOnLabels(node.Labels, b.taints) {
+			b.free.sub(d.req)
+			b.ports = append(b.ports, d.ports...)
+		}
+	}
+	b.free0 = b.free.clone()
+	return b
+}
+
+// claimBin is the room pending pods may use on in-flight claim c of pool pl, whose node will
+// offer alloc: its labels are those of the type it launched as, once known.
+func (p *problem) claimBin(in *Input, c *nodeplan.NodeClaim, pl *pool, alloc vec) *bin {
+	labels := map[string]string{nodeplan.LabelNodePool: c.NodePool}
+	for k, v := range c.Labels {
+		labels[k] = v
+	}
+	if c.Status.InstanceType != "" {
+		// The type it launched as: a pod selecting on instance-type labels must see them.
+		if it := findType(pl, in.InstanceTypes, c.Status.InstanceType); it != nil {
+			for k, v := range it.Labels {
+				labels[k] = v
+			}
+		}
+		labels[nodeplan.LabelInstanceType] = c.Status.InstanceType
+		labels[nodeplan.LabelZone] = c.Status.Zone
+		labels[nodeplan.LabelCapacityType] = string(c.Status.CapacityType)
+	}
+	b := &bin{name: c.Name, inflight: true, reqs: c.Requirements.Intersect(nodeplan.RequirementsFromLabels(labels)), taints: c.Taints, labels: labels, p: p}
+	b.free = alloc
+	b.free.sub(p.dims.vec(c.Resources))
+	b.free0 = b.free.clone()
+	return b
 }
 
 // claimSize returns the capacity and allocatable of an in-flight claim: what it launched as, or

@@ -192,101 +192,35 @@ func (p *problem) absorbPass(claims []*claim) ([]*claim, bool) {
 	for i := range order {
 		order[i] = i
 	}
-	pods := func(c *claim) int64 {
-		n := int64(0)
-		for _, x := range c.placed {
-			n += x.k
-		}
-		return n
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(pods(claims[a]), pods(claims[b])) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(podCount(claims[a]), podCount(claims[b])) })
 	if len(order) > absorbSources {
 		order = order[:absorbSources]
 	}
 	removed := make([]bool, len(claims))
 	// Free cpu and memory per node: a quick filter before the exact checks (the scan over
 	// every node is the cost of this pass).
-	type room struct{ cpu, mem int64 }
-	free := make([]room, len(claims))
-	setFree := func(j int, used vec) {
-		a := claims[j].shape.alloc
-		free[j] = room{a[dimCPU] - used[dimCPU], a[dimMemory] - used[dimMemory]}
-	}
+	free := make([]cpuMem, len(claims))
 	for j, c := range claims {
-		setFree(j, c.used)
+		free[j] = freeCPUMem(c.shape, c.used)
 	}
 	changed := false
 	for _, i := range order {
 		src := claims[i]
-		if removed[i] || pods(src) > absorbMaxPods {
+		if removed[i] || podCount(src) > absorbMaxPods {
 			continue
 		}
-		// Tentative moves onto copies; committed only if the whole node empties.
-		type move struct {
-			dst    int
-			placed []placement
-			used   vec
-			mask   uint64
-		}
-		var moves []move
-		staged := map[int]*move{}
-		ok := true
-		for _, x := range src.placed {
-			left := x.k
-			g := p.groups[x.g]
-			for j, dst := range claims {
-				if left == 0 {
-					break
-				}
-				if free[j].cpu < g.req[dimCPU] || free[j].mem < g.req[dimMemory] || j == i || removed[j] || dst.shape.pool != src.shape.pool {
-					continue
-				}
-				// Check against the staged copy if there is one, the node itself otherwise; copy
-				// only once a pod actually moves there.
-				m := staged[j]
-				placed, used, mask := dst.placed, dst.used, dst.mask
-				if m != nil {
-					placed, used, mask = m.placed, m.used, m.mask
-				}
-				e, fits := p.fit(dst.shape, x.g)
-				if !fits || mask&e.mask == 0 {
-					continue
-				}
-				k := maxCopiesLeft(g.req, dst.shape.alloc, used, left)
-				if k <= 0 {
-					continue
-				}
-				if k = min(k, g.room(placed, "")); k <= 0 || !p.canJoin(dst.shape, e, placed) {
-					continue
-				}
-				if m == nil {
-					m = &move{dst: j, placed: slices.Clone(dst.placed), used: dst.used.clone(), mask: dst.mask}
-				}
-				m.placed = addPlacement(m.placed, x.g, k)
-				m.used.addScaled(g.req, k)
-				m.mask &= e.mask
-				staged[j] = m
-				left -= k
-			}
-			if left > 0 {
-				ok = false
-				break
-			}
-		}
+		staged, ok := p.stageAbsorb(claims, i, removed, free)
 		if !ok {
 			continue
 		}
 		for _, m := range staged {
-			moves = append(moves, *m)
-		}
-		for _, m := range moves {
 			d := claims[m.dst]
 			v := 0.0
 			for _, x := range m.placed {
 				v += float64(x.k) * p.groups[x.g].value
 			}
 			claims[m.dst] = &claim{shape: d.shape, mask: m.mask, used: m.used, placed: m.placed, value: v}
-			setFree(m.dst, m.used)
+			free[m.dst] = freeCPUMem(d.shape, m.used)
 		}
 		removed[i] = true
 		pl := src.shape.pool
@@ -304,6 +238,78 @@ func (p *problem) absorbPass(claims []*claim) ([]*claim, bool) {
 		}
 	}
 	return out, true
+}
+
+// cpuMem is a node's free cpu and memory, absorbPass's quick filter.
+type cpuMem struct{ cpu, mem int64 }
+
+func freeCPUMem(s *shape, used vec) cpuMem {
+	return cpuMem{s.alloc[dimCPU] - used[dimCPU], s.alloc[dimMemory] - used[dimMemory]}
+}
+
+func podCount(c *claim) int64 {
+	n := int64(0)
+	for _, x := range c.placed {
+		n += x.k
+	}
+	return n
+}
+
+// absorbMove is node dst as it would be with some of another node's pods moved onto it.
+type absorbMove struct {
+	dst    int
+	placed []placement
+	used   vec
+	mask   uint64
+}
+
+// stageAbsorb moves claim i's pods, on copies, into the spare room of the other nodes of its
+// pool that are not removed; ok is false when some pod finds no room. Each node is copied
+// only once a pod actually moves there; the moves are keyed by destination.
+func (p *problem) stageAbsorb(claims []*claim, i int, removed []bool, free []cpuMem) (staged map[int]*absorbMove, ok bool) {
+	src := claims[i]
+	staged = map[int]*absorbMove{}
+	for _, x := range src.placed {
+		left := x.k
+		g := p.groups[x.g]
+		for j, dst := range claims {
+			if left == 0 {
+				break
+			}
+			if free[j].cpu < g.req[dimCPU] || free[j].mem < g.req[dimMemory] || j == i || removed[j] || dst.shape.pool != src.shape.pool {
+				continue
+			}
+			// Check against the staged copy if there is one, the node itself otherwise.
+			m := staged[j]
+			placed, used, mask := dst.placed, dst.used, dst.mask
+			if m != nil {
+				placed, used, mask = m.placed, m.used, m.mask
+			}
+			e, fits := p.fit(dst.shape, x.g)
+			if !fits || mask&e.mask == 0 {
+				continue
+			}
+			k := maxCopiesLeft(g.req, dst.shape.alloc, used, left)
+			if k <= 0 {
+				continue
+			}
+			if k = min(k, g.room(placed, "")); k <= 0 || !p.canJoin(dst.shape, e, placed) {
+				continue
+			}
+			if m == nil {
+				m = &absorbMove{dst: j, placed: slices.Clone(dst.placed), used: dst.used.clone(), mask: dst.mask}
+			}
+			m.placed = addPlacement(m.placed, x.g, k)
+			m.used.addScaled(g.req, k)
+			m.mask &= e.mask
+			staged[j] = m
+			left -= k
+		}
+		if left > 0 {
+			return nil, false
+		}
+	}
+	return staged, true
 }
 
 // absorbMaxPods bounds the nodes absorbPass tries to empty: small ones, where it pays; and

@@ -110,6 +110,44 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, e
 		p.base[i] = &group{id: g.id, rep: g.rep, pods: g.pods, keys: g.keys}
 		p.groups[i] = &group{id: g.id, rep: g.rep, pods: g.pods, keys: g.keys}
 	}
+	reqLists, err := p.describeGroups(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.buildDaemons(in.DaemonSets); err != nil {
+		return nil, err
+	}
+	p.addInputDims(in)
+	p.finishDaemons()
+	for i, g := range p.groups {
+		g.req = p.dims.vec(reqLists[i])
+		if g.ports != nil {
+			g.perNode = 1 // two replicas cannot bind the same host port
+		}
+	}
+	p.buildPools(in)
+	if err := p.buildBins(in); err != nil {
+		return nil, err
+	}
+	if err := p.applyTopology(in); err != nil {
+		return nil, err
+	}
+	p.finishConflicts()
+	p.buildFits()
+	p.markDominated()
+	for _, pl := range p.pools {
+		pl.used0 = pl.used.clone()
+	}
+	p.remaining = make([]int64, len(p.groups))
+	for _, g := range p.groups {
+		p.remaining[g.id] = int64(len(g.pods))
+	}
+	return p, nil
+}
+
+// describeGroups reads each group's node alternatives, tolerations, host ports and priority
+// from its representative pod, and returns its requests (the dimensions they name added).
+func (p *problem) describeGroups(in *Input) ([]corev1.ResourceList, error) {
 	reqLists := make([]corev1.ResourceList, len(p.groups))
 	for i, g := range p.groups {
 		reqLists[i] = nodeplan.PodRequests(g.rep)
@@ -133,9 +171,11 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, e
 			g.priority = *g.rep.Spec.Priority
 		}
 	}
-	if err := p.buildDaemons(in.DaemonSets); err != nil {
-		return nil, err
-	}
+	return reqLists, nil
+}
+
+// addInputDims adds the resources instance types, pool limits and existing nodes name.
+func (p *problem) addInputDims(in *Input) {
 	for i := range in.InstanceTypes {
 		p.dims.addAll(in.InstanceTypes[i].Capacity)
 	}
@@ -154,20 +194,11 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, e
 	for _, n := range in.Nodes {
 		p.dims.addAll(n.Node.Status.Allocatable)
 	}
-	p.finishDaemons()
-	for i, g := range p.groups {
-		g.req = p.dims.vec(reqLists[i])
-		if g.ports != nil {
-			g.perNode = 1 // two replicas cannot bind the same host port
-		}
-	}
-	p.buildPools(in)
-	if err := p.buildBins(in); err != nil {
-		return nil, err
-	}
-	if err := p.applyTopology(in); err != nil {
-		return nil, err
-	}
+}
+
+// finishConflicts numbers each group's conflicting groups (topology's, and groups whose host
+// ports collide, which may not share a node) and caps single-node groups at their size.
+func (p *problem) finishConflicts() {
 	for _, g := range p.groups {
 		g.conflicts = g.conflicts[:0]
 		for _, h := range g.conflictGroups {
@@ -177,7 +208,6 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, e
 			g.perNode = int64(len(g.pods))
 		}
 	}
-	// Groups whose host ports collide may not share a node.
 	for i, g := range p.groups {
 		for _, h := range p.groups[i+1:] {
 			if _, clash := portsConflict(g.ports, h.ports); clash && len(g.ports) > 0 && len(h.ports) > 0 {
@@ -188,16 +218,6 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, e
 			}
 		}
 	}
-	p.buildFits()
-	p.markDominated()
-	for _, pl := range p.pools {
-		pl.used0 = pl.used.clone()
-	}
-	p.remaining = make([]int64, len(p.groups))
-	for _, g := range p.groups {
-		p.remaining[g.id] = int64(len(g.pods))
-	}
-	return p, nil
 }
 
 // selectorKeys returns the label keys some spread or affinity selector looks at: pods that
