@@ -12,15 +12,6 @@ import (
 // small, plain pools the solver computes both and keeps the cheaper. It returns the claims and
 // decrements rem.
 func (p *problem) packFFD(pl *pool, rem []int64) []*claim {
-	type cand struct {
-		s    *shape
-		mask uint64
-	}
-	type node struct {
-		placed []placement
-		used   vec
-		cands  []cand
-	}
 	var order []*group
 	for _, g := range p.groups {
 		if rem[g.id] > 0 {
@@ -30,20 +21,7 @@ func (p *problem) packFFD(pl *pool, rem []int64) []*claim {
 	slices.SortStableFunc(order, func(a, b *group) int {
 		return cmp.Or(cmp.Compare(b.req[dimCPU], a.req[dimCPU]), cmp.Compare(b.req[dimMemory], a.req[dimMemory]), cmp.Compare(a.id, b.id))
 	})
-	var open []*node
-	narrow := func(n *node, g *group) []cand {
-		used := n.used.clone()
-		used.add(g.req)
-		var out []cand
-		for _, c := range n.cands {
-			e, ok := p.fit(c.s, g.id)
-			if !ok || !used.fitsIn(c.s.alloc) || c.mask&e.mask == 0 || !p.canJoin(c.s, e, n.placed) {
-				continue
-			}
-			out = append(out, cand{c.s, c.mask & e.mask})
-		}
-		return out
-	}
+	var open []*ffdNode
 	for _, g := range order {
 		for rem[g.id] > 0 {
 			placed := false
@@ -51,51 +29,87 @@ func (p *problem) packFFD(pl *pool, rem []int64) []*claim {
 				if g.room(n.placed, "") <= 0 {
 					continue
 				}
-				if cs := narrow(n, g); len(cs) > 0 {
-					n.cands, placed = cs, true
-					n.used.add(g.req)
-					n.placed = addPlacement(n.placed, g.id, 1)
+				if cs := p.ffdNarrow(n, g); len(cs) > 0 {
+					n.take(g, cs)
+					placed = true
 					break
 				}
 			}
 			if !placed {
-				n := &node{used: make(vec, len(p.dims.names))}
+				n := &ffdNode{used: make(vec, len(p.dims.names))}
 				for _, s := range pl.shapes {
-					if s.dominated {
-						continue
+					if !s.dominated {
+						n.cands = append(n.cands, ffdCand{s, fullMask(len(s.offerings))})
 					}
-					n.cands = append(n.cands, cand{s, fullMask(len(s.offerings))})
 				}
-				cs := narrow(n, g)
+				cs := p.ffdNarrow(n, g)
 				if len(cs) == 0 {
 					break // fits no shape: leave the rest of the group to the other packers
 				}
-				n.cands = cs
-				n.used.add(g.req)
-				n.placed = addPlacement(n.placed, g.id, 1)
+				n.take(g, cs)
 				open = append(open, n)
 			}
 			rem[g.id]--
 		}
 	}
-	var out []*claim
+	out := make([]*claim, 0, len(open))
 	for _, n := range open {
-		best := n.cands[0]
-		bestPrice, _ := best.s.priceFor(best.mask)
-		for _, c := range n.cands[1:] {
-			if pr, _ := c.s.priceFor(c.mask); pr < bestPrice {
-				best, bestPrice = c, pr
-			}
-		}
-		value := 0.0
-		for _, x := range n.placed {
-			value += float64(x.k) * p.groups[x.g].value
-		}
-		out = append(out, &claim{shape: best.s, mask: best.mask, used: n.used, placed: n.placed, value: value})
-		pl.used.add(best.s.capacity)
-		pl.nodesUsed++
+		out = append(out, p.ffdClaim(pl, n))
 	}
 	return out
+}
+
+// ffdNode is a node first-fit-decreasing has opened: its pods and the shapes (with the
+// offerings) that still take them all.
+type ffdNode struct {
+	placed []placement
+	used   vec
+	cands  []ffdCand
+}
+
+type ffdCand struct {
+	s    *shape
+	mask uint64
+}
+
+// take puts one pod of g on the node, which cs (from ffdNarrow) still fit.
+func (n *ffdNode) take(g *group, cs []ffdCand) {
+	n.cands = cs
+	n.used.add(g.req)
+	n.placed = addPlacement(n.placed, g.id, 1)
+}
+
+// ffdNarrow returns the node's candidate shapes that would still fit with one more pod of g.
+func (p *problem) ffdNarrow(n *ffdNode, g *group) []ffdCand {
+	used := n.used.clone()
+	used.add(g.req)
+	var out []ffdCand
+	for _, c := range n.cands {
+		e, ok := p.fit(c.s, g.id)
+		if !ok || !used.fitsIn(c.s.alloc) || c.mask&e.mask == 0 || !p.canJoin(c.s, e, n.placed) {
+			continue
+		}
+		out = append(out, ffdCand{c.s, c.mask & e.mask})
+	}
+	return out
+}
+
+// ffdClaim is the claim for an open node: its cheapest candidate, counted against the pool.
+func (p *problem) ffdClaim(pl *pool, n *ffdNode) *claim {
+	best := n.cands[0]
+	bestPrice, _ := best.s.priceFor(best.mask)
+	for _, c := range n.cands[1:] {
+		if pr, _ := c.s.priceFor(c.mask); pr < bestPrice {
+			best, bestPrice = c, pr
+		}
+	}
+	value := 0.0
+	for _, x := range n.placed {
+		value += float64(x.k) * p.groups[x.g].value
+	}
+	pl.used.add(best.s.capacity)
+	pl.nodesUsed++
+	return &claim{shape: best.s, mask: best.mask, used: n.used, placed: n.placed, value: value}
 }
 
 // ffdAlternativeLimit is the most pods for which the first-fit-decreasing alternative is tried.

@@ -236,80 +236,98 @@ func (k *intKnapsack) relaxedBound(alloc vec) float64 {
 // at least the LP optimum for any μ, λ ≥ 0 (weak duality). Coordinate descent, each coordinate
 // minimised exactly (the function is convex and piecewise linear in it), makes it tight.
 func (k *intKnapsack) lagrangeBound(alloc vec) float64 {
-	p := k.p
-	nd := len(alloc)
-	nc := len(k.caps)
-	mu := make([]float64, nd+nc)
-	capOf := func(c int) float64 {
-		if c < nd {
-			return float64(max(alloc[c], 0))
-		}
-		return float64(max(k.caps[c-nd].limit, 0))
-	}
-	ncoef := nd + nc
-	coefs := make([]float64, len(k.items)*ncoef)
-	for j, it := range k.items {
-		for d := 0; d < nd; d++ {
-			coefs[j*ncoef+d] = float64(p.groups[it.g].req[d])
-		}
-		for _, ci := range k.itemCaps[j] {
-			coefs[j*ncoef+nd+ci] = 1
-		}
-	}
-	coef := func(j, c int) float64 { return coefs[j*ncoef+c] }
-	reduced := make([]float64, len(k.items))
-	eval := func() float64 {
-		total := 0.0
-		for c := range mu {
-			total += mu[c] * capOf(c)
-		}
-		for j, it := range k.items {
-			r := it.v
-			for c := range mu {
-				if mu[c] != 0 {
-					r -= mu[c] * coef(j, c)
-				}
-			}
-			reduced[j] = r
-			if r > 0 {
-				total += float64(it.maxk) * r
-			}
-		}
-		return total
-	}
-	type bp struct{ t, w float64 }
-	var pts []bp
-	best := eval()
+	l := k.newLagrangian(alloc)
+	best := l.eval()
 	for round := 0; round < 4; round++ {
-		for c := range mu {
-			// f(t) = t·cap + Σ maxk_j·max(0, r_j − (t−μ_c)·a_jc) with r_j the reduced values at
-			// the current μ: minimised where the weight of items still positive drops to cap.
-			pts = pts[:0]
-			base := reduced
-			eval()
-			for j, it := range k.items {
-				a := coef(j, c)
-				if a <= 0 || base[j]+mu[c]*a <= 0 {
-					continue
-				}
-				pts = append(pts, bp{t: (base[j] + mu[c]*a) / a, w: float64(it.maxk) * a})
-			}
-			slices.SortFunc(pts, func(x, y bp) int { return cmp.Compare(y.t, x.t) })
-			capc := capOf(c)
-			acc := 0.0
-			t := 0.0
-			for _, q := range pts {
-				acc += q.w
-				if acc > capc {
-					t = q.t
-					break
-				}
-			}
-			mu[c] = t
-			best = min(best, eval())
+		for c := range l.mu {
+			l.mu[c] = l.minimise(c)
+			best = min(best, l.eval())
 		}
 	}
 	return best * (1 + 1e-9)
+}
+
+// lagrangian is L(μ) for lagrangeBound: one coordinate per resource, then one per shared cap.
+type lagrangian struct {
+	items   []kItem
+	limit   []float64 // per coordinate: the capacity or the cap's limit
+	coefs   []float64 // item j's use of coordinate c at j*len(limit)+c
+	mu      []float64
+	reduced []float64 // per item, its value less μ times its use, as of the last eval
+	pts     []breakpoint
+}
+
+type breakpoint struct{ t, w float64 }
+
+func (k *intKnapsack) newLagrangian(alloc vec) *lagrangian {
+	p := k.p
+	nd := len(alloc)
+	n := nd + len(k.caps)
+	l := &lagrangian{items: k.items, limit: make([]float64, n), coefs: make([]float64, len(k.items)*n),
+		mu: make([]float64, n), reduced: make([]float64, len(k.items))}
+	for c := range l.limit {
+		if c < nd {
+			l.limit[c] = float64(max(alloc[c], 0))
+		} else {
+			l.limit[c] = float64(max(k.caps[c-nd].limit, 0))
+		}
+	}
+	for j, it := range k.items {
+		for d := 0; d < nd; d++ {
+			l.coefs[j*n+d] = float64(p.groups[it.g].req[d])
+		}
+		for _, ci := range k.itemCaps[j] {
+			l.coefs[j*n+nd+ci] = 1
+		}
+	}
+	return l
+}
+
+func (l *lagrangian) coef(j, c int) float64 { return l.coefs[j*len(l.limit)+c] }
+
+// eval returns L(μ) and leaves each item's reduced value in l.reduced.
+func (l *lagrangian) eval() float64 {
+	total := 0.0
+	for c := range l.mu {
+		total += l.mu[c] * l.limit[c]
+	}
+	for j, it := range l.items {
+		r := it.v
+		for c := range l.mu {
+			if l.mu[c] != 0 {
+				r -= l.mu[c] * l.coef(j, c)
+			}
+		}
+		l.reduced[j] = r
+		if r > 0 {
+			total += float64(it.maxk) * r
+		}
+	}
+	return total
+}
+
+// minimise returns the μ_c minimising L with the other coordinates fixed:
+// f(t) = t·limit + Σ maxk_j·max(0, r_j − (t−μ_c)·a_jc), with r_j the reduced values at the
+// current μ, is least where the weight of the items still positive drops to the limit.
+func (l *lagrangian) minimise(c int) float64 {
+	l.pts = l.pts[:0]
+	l.eval()
+	for j, it := range l.items {
+		a := l.coef(j, c)
+		if a <= 0 || l.reduced[j]+l.mu[c]*a <= 0 {
+			continue
+		}
+		l.pts = append(l.pts, breakpoint{t: (l.reduced[j] + l.mu[c]*a) / a, w: float64(it.maxk) * a})
+	}
+	slices.SortFunc(l.pts, func(x, y breakpoint) int { return cmp.Compare(y.t, x.t) })
+	acc := 0.0
+	for _, q := range l.pts {
+		acc += q.w
+		if acc > l.limit[c] {
+			return q.t
+		}
+	}
+	return 0
 }
 
 // lpBound is the exact fractional relaxation of the knapsack (every resource, every count cap),
@@ -364,26 +382,6 @@ func (k *intKnapsack) buildSurrogates(alloc vec, mixtures bool) {
 	p := k.p
 	k.surr = k.surr[:0]
 	var all []float64
-	add := func(mu []float64) {
-		sg := surrogate{mu: mu, w: make([]float64, len(k.items)), order: make([]int, len(k.items))}
-		for j, it := range k.items {
-			req := p.groups[it.g].req
-			for d, m := range mu {
-				if m > 0 {
-					sg.w[j] += m * float64(req[d])
-				}
-			}
-			sg.order[j] = j
-		}
-		dens := func(j int) float64 {
-			if sg.w[j] <= 0 {
-				return math.Inf(1)
-			}
-			return k.items[j].v / sg.w[j]
-		}
-		slices.SortFunc(sg.order, func(a, b int) int { return cmp.Or(cmp.Compare(dens(b), dens(a)), cmp.Compare(a, b)) })
-		k.surr = append(k.surr, sg)
-	}
 	for d, c := range alloc {
 		if c <= 0 {
 			continue
@@ -400,14 +398,14 @@ func (k *intKnapsack) buildSurrogates(alloc vec, mixtures bool) {
 		}
 		mu := make([]float64, len(alloc))
 		mu[d] = 1 / float64(c)
-		add(mu)
+		k.addSurrogate(mu)
 		if all == nil {
 			all = make([]float64, len(alloc))
 		}
 		all[d] = 1 / float64(c)
 	}
 	if all != nil {
-		add(all)
+		k.addSurrogate(all)
 	}
 	// Mixtures of every pair of dimensions: when two resources bind together (cpu and memory,
 	// memory and pod slots), the best surrogate weighs both. Keep the few tightest at the root.
@@ -422,25 +420,54 @@ func (k *intKnapsack) buildSurrogates(alloc vec, mixtures bool) {
 				for d := range mu {
 					mu[d] = t*k.surr[a].mu[d] + (1-t)*k.surr[b].mu[d]
 				}
-				add(mu)
+				k.addSurrogate(mu)
 			}
 		}
 	}
 	if len(k.surr) > 4 {
-		k.free = append(k.free[:0], alloc...)
-		rootB := make([]float64, len(k.surr))
-		idx := make([]int, len(k.surr))
-		for i := range k.surr {
-			idx[i] = i
-			rootB[i] = k.boundWith(&k.surr[i], 0)
-		}
-		slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(rootB[x], rootB[y]) })
-		kept := make([]surrogate, 0, 4)
-		for _, i := range idx[:4] {
-			kept = append(kept, k.surr[i])
-		}
-		k.surr = append(k.surr[:0], kept...)
+		k.keepTightest(alloc, 4)
 	}
+}
+
+// addSurrogate adds the weighting mu: each item's weight under it, and the items by value per
+// weight, best first.
+func (k *intKnapsack) addSurrogate(mu []float64) {
+	sg := surrogate{mu: mu, w: make([]float64, len(k.items)), order: make([]int, len(k.items))}
+	for j, it := range k.items {
+		req := k.p.groups[it.g].req
+		for d, m := range mu {
+			if m > 0 {
+				sg.w[j] += m * float64(req[d])
+			}
+		}
+		sg.order[j] = j
+	}
+	dens := func(j int) float64 {
+		if sg.w[j] <= 0 {
+			return math.Inf(1)
+		}
+		return k.items[j].v / sg.w[j]
+	}
+	slices.SortFunc(sg.order, func(a, b int) int { return cmp.Or(cmp.Compare(dens(b), dens(a)), cmp.Compare(a, b)) })
+	k.surr = append(k.surr, sg)
+}
+
+// keepTightest keeps the n surrogates whose bound at the root (an empty node of capacity
+// alloc) is smallest.
+func (k *intKnapsack) keepTightest(alloc vec, n int) {
+	k.free = append(k.free[:0], alloc...)
+	rootB := make([]float64, len(k.surr))
+	idx := make([]int, len(k.surr))
+	for i := range k.surr {
+		idx[i] = i
+		rootB[i] = k.boundWith(&k.surr[i], 0)
+	}
+	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(rootB[x], rootB[y]) })
+	kept := make([]surrogate, 0, n)
+	for _, i := range idx[:n] {
+		kept = append(kept, k.surr[i])
+	}
+	k.surr = append(k.surr[:0], kept...)
 }
 
 // bound returns value plus the most items i… could still add, by the tightest surrogate.
@@ -495,9 +522,18 @@ func (k *intKnapsack) boundWith(sg *surrogate, i int) float64 {
 			room += m * float64(k.free[d])
 		}
 	}
-	// The greedy fill, caps ignored: its value when no cap can bind, else its critical density.
-	add, left, lambda := 0.0, room, 0.0
-	capped := false
+	add, lambda, capped := k.greedyFill(sg, i, room)
+	if !capped {
+		return add
+	}
+	return k.cappedBound(sg, i, room, lambda)
+}
+
+// greedyFill fills room with items i… by value per surrogate weight, caps ignored: it returns
+// the value added, the critical density λ where the room ran out, and whether any item
+// visited has a shared cap (then the value is not a bound).
+func (k *intKnapsack) greedyFill(sg *surrogate, i int, room float64) (add, lambda float64, capped bool) {
+	left := room
 	for _, j := range sg.order {
 		if j < i {
 			continue
@@ -522,9 +558,12 @@ func (k *intKnapsack) boundWith(sg *surrogate, i int) float64 {
 			lambda = it.v / sg.w[j]
 		}
 	}
-	if !capped {
-		return add
-	}
+	return add, lambda, capped
+}
+
+// cappedBound is boundWith's Lagrangian at density lambda, with k.capLeft the room each
+// shared cap has left.
+func (k *intKnapsack) cappedBound(sg *surrogate, i int, room, lambda float64) float64 {
 	total := lambda * max(room, 0)
 	// Reduced values of the capped items, gathered per (first) cap.
 	k.red = k.red[:0]

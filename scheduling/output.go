@@ -171,52 +171,15 @@ func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
 	pl := c.shape.pool
 	np := pl.np
 	cands := p.claimCandidates(c)
-	reqs := cands.reqs
-	type option struct {
-		s     *shape
-		price float64
-		off   int // offering index
-	}
-	opts := make([]option, 0, len(cands.shapes))
-	growth := p.growth[pl.idx]
-	for _, cs := range cands.shapes {
-		s := cs.s
-		if !c.used.fitsIn(s.alloc) {
-			continue
-		}
-		if s != c.shape && !withinGrowth(growth, c.shape.capacity, s.capacity) {
-			continue
-		}
-		price, i := s.priceFor(cs.mask)
-		opts = append(opts, option{s: s, price: price, off: i})
-	}
-	slices.SortStableFunc(opts, func(a, b option) int {
-		return cmp.Or(cmp.Compare(a.price, b.price), strings.Compare(a.s.it.Name, b.s.it.Name))
-	})
-	maxTypes := p.in.Options.MaxInstanceTypes
-	if maxTypes <= 0 {
-		maxTypes = 60
-	}
-	n := min(maxTypes, len(opts))
-	for _, mv := range pl.minValues {
-		// Extend the list until it has enough distinct values of the key; fail if all the
-		// options together do not.
-		for distinctValues(opts[:n], mv.Key, func(o option) map[string]string { return o.s.it.Labels }) < mv.MinValues {
-			if n == len(opts) {
-				return NewNodeClaim{}, false
-			}
-			n++
-		}
-	}
-	opts = opts[:n]
-	if len(opts) == 0 {
+	opts, ok := p.claimOptions(c, cands)
+	if !ok {
 		return NewNodeClaim{}, false
 	}
 	names := make([]string, len(opts))
 	for i, o := range opts {
 		names[i] = o.s.it.Name
 	}
-	reqs = reqs.Add(nodeplan.In(nodeplan.LabelInstanceType, names...))
+	reqs := cands.reqs.Add(nodeplan.In(nodeplan.LabelInstanceType, names...))
 	chosen := opts[0]
 	resources := c.used.clone()
 	resources.add(chosen.s.ds)
@@ -247,6 +210,52 @@ func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
 	}
 	out.Offering.Price = chosen.s.listPrices[chosen.off]
 	return out, true
+}
+
+// claimOption is one instance type a claim may launch as, at its cheapest allowed offering.
+type claimOption struct {
+	s     *shape
+	price float64
+	off   int // offering index
+}
+
+// claimOptions lists the claim's instance-type options, cheapest first: the candidate shapes
+// that hold its pods and stay within the pool's limits, cut to Options.MaxInstanceTypes (60)
+// but extended until the pool's minValues are met; ok is false when they cannot be.
+func (p *problem) claimOptions(c *claim, cands *candidates) ([]claimOption, bool) {
+	pl := c.shape.pool
+	opts := make([]claimOption, 0, len(cands.shapes))
+	growth := p.growth[pl.idx]
+	for _, cs := range cands.shapes {
+		s := cs.s
+		if !c.used.fitsIn(s.alloc) {
+			continue
+		}
+		if s != c.shape && !withinGrowth(growth, c.shape.capacity, s.capacity) {
+			continue
+		}
+		price, i := s.priceFor(cs.mask)
+		opts = append(opts, claimOption{s: s, price: price, off: i})
+	}
+	slices.SortStableFunc(opts, func(a, b claimOption) int {
+		return cmp.Or(cmp.Compare(a.price, b.price), strings.Compare(a.s.it.Name, b.s.it.Name))
+	})
+	maxTypes := p.in.Options.MaxInstanceTypes
+	if maxTypes <= 0 {
+		maxTypes = 60
+	}
+	n := min(maxTypes, len(opts))
+	for _, mv := range pl.minValues {
+		// Extend the list until it has enough distinct values of the key; fail if all the
+		// options together do not.
+		for distinctValues(opts[:n], mv.Key, func(o claimOption) map[string]string { return o.s.it.Labels }) < mv.MinValues {
+			if n == len(opts) {
+				return nil, false
+			}
+			n++
+		}
+	}
+	return opts[:n], n > 0
 }
 
 // candidates are what a claim's pods allow whatever their counts: the requirements they put
