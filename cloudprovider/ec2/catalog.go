@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
@@ -41,43 +38,16 @@ func (p *Provider) loadCatalog(ctx context.Context) (*catalog, error) {
 	if c.ok && p.now().Sub(c.fetched) < ttl {
 		return c.value, nil
 	}
-	cat := &catalog{zones: map[string][]string{}}
-	pages := ec2.NewDescribeInstanceTypesPaginator(p.opts.EC2, &ec2.DescribeInstanceTypesInput{
-		Filters: []ec2types.Filter{
-			{Name: aws.String("supported-virtualization-type"), Values: []string{"hvm"}},
-			{Name: aws.String("processor-info.supported-architecture"), Values: []string{"x86_64", "arm64"}},
-		},
-		MaxResults: aws.Int32(100),
-	})
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("ec2: describing instance types: %w", err)
-		}
-		cat.types = append(cat.types, out.InstanceTypes...)
+	types, zones, err := DescribeInstanceTypes(ctx, p.opts.EC2)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortFunc(cat.types, func(a, b ec2types.InstanceTypeInfo) int {
-		return strings.Compare(string(a.InstanceType), string(b.InstanceType))
-	})
-	offers := ec2.NewDescribeInstanceTypeOfferingsPaginator(p.opts.EC2, &ec2.DescribeInstanceTypeOfferingsInput{
-		LocationType: ec2types.LocationTypeAvailabilityZone,
-		MaxResults:   aws.Int32(1000),
-	})
+	cat := &catalog{types: types, zones: zones}
 	allZones := map[string]bool{}
-	for offers.HasMorePages() {
-		out, err := offers.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("ec2: describing instance type offerings: %w", err)
-		}
-		for _, o := range out.InstanceTypeOfferings {
-			z := aws.ToString(o.Location)
-			cat.zones[string(o.InstanceType)] = append(cat.zones[string(o.InstanceType)], z)
+	for _, zs := range zones {
+		for _, z := range zs {
 			allZones[z] = true
 		}
-	}
-	for k, zs := range cat.zones {
-		slices.Sort(zs)
-		cat.zones[k] = slices.Compact(zs)
 	}
 	for z := range allZones {
 		cat.all = append(cat.all, z)

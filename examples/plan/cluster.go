@@ -234,6 +234,7 @@ func useClusterDocs(docs map[string][]byte, files *inputFiles) func(string) ([]b
 	fill(&files.pods, clusterPods)
 	fill(&files.nodes, clusterNodes)
 	fill(&files.nodePools, clusterNodePools)
+	fill(&files.nodeClasses, clusterEC2NodeClasses)
 	fill(&files.daemonSets, clusterDaemonSets)
 	fill(&files.pdbs, clusterPDBs)
 	return func(name string) ([]byte, error) {
@@ -244,19 +245,12 @@ func useClusterDocs(docs map[string][]byte, files *inputFiles) func(string) ([]b
 	}
 }
 
-// required is the file flags a command needs: all of them, or with a cluster to read, only those
-// a cluster cannot provide (the catalog).
+// required is the file flags a command needs: all of them, or none with a cluster to read.
 func required(c clusterFlags, flags ...string) []string {
-	if !c.enabled() {
-		return flags
+	if c.enabled() {
+		return nil
 	}
-	var out []string
-	for _, f := range flags {
-		if f == "catalog" {
-			out = append(out, f)
-		}
-	}
-	return out
+	return flags
 }
 
 // newLoader returns the loader for the command's inputs: the files as given, and, with a

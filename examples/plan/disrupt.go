@@ -16,7 +16,7 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-const disruptSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) --catalog FILE [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]"
+const disruptSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]"
 
 // disrupt runs the disruption planner on the snapshot and writes its plan to out.
 func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
@@ -27,7 +27,8 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	f.StringVar(&files.pods, "pods", "", "`FILE` of Pods, as kubectl get pods -A -o yaml prints them")
 	f.StringVar(&files.nodes, "nodes", "", "`FILE` of the cluster's Nodes; those with a karpenter.sh/nodepool label are managed")
 	f.StringVar(&files.nodePools, "nodepools", "", "`FILE` of Karpenter v1 NodePools (YAML or JSON)")
-	f.StringVar(&files.catalog, "catalog", "", "`FILE` of the instance catalog (JSON): node prices and replacement types")
+	f.StringVar(&files.nodeClasses, "ec2nodeclasses", "", "`FILE` of Karpenter v1 EC2NodeClasses, whose kubelet and volume settings shape a built catalog (optional)")
+	f.StringVar(&files.catalog, "catalog", "", "`FILE` of the instance catalog (JSON): node prices and replacement types (default: built for the region, see plan catalog)")
 	f.StringVar(&files.daemonSets, "daemonsets", "", "`FILE` of apps/v1 DaemonSets, overhead on replacement nodes (optional)")
 	f.StringVar(&files.pdbs, "pdbs", "", "`FILE` of policy/v1 PodDisruptionBudgets (optional)")
 	f.StringVar(&nowFlag, "now", "", "the `TIME` budgets and ages are judged at, RFC 3339 (default: the current time)")
@@ -36,10 +37,12 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	f.Var(&format, "o", "output `FORMAT`: text or json")
 	var cluster clusterFlags
 	cluster.register(f)
+	var catFlags catalogFlags
+	catFlags.register(f)
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	if err := f.require(required(cluster, "pods", "nodes", "nodepools", "catalog")...); err != nil {
+	if err := f.require(required(cluster, "pods", "nodes", "nodepools")...); err != nil {
 		return err
 	}
 	loader, err := newLoader(ctx, cluster, &files, stderr)
@@ -59,14 +62,18 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := ensureCatalog(ctx, snap, catFlags); err != nil {
+		return err
+	}
 	in := disruption.Input{
-		Pending:       snap.pending,
-		NodePools:     snap.pools,
-		InstanceTypes: snap.catalog,
-		DaemonSets:    snap.daemonSets,
-		PDBs:          snap.pdbs,
-		Now:           now,
-		Options:       disruption.Options{Scheduling: scheduling.Options{NodeCost: scheduling.NodeCost{PerNode: nodeCost}}},
+		Pending:           snap.pending,
+		NodePools:         snap.pools,
+		InstanceTypes:     snap.catalog,
+		PoolInstanceTypes: snap.poolCatalog,
+		DaemonSets:        snap.daemonSets,
+		PDBs:              snap.pdbs,
+		Now:               now,
+		Options:           disruption.Options{Scheduling: scheduling.Options{NodeCost: scheduling.NodeCost{PerNode: nodeCost}}},
 	}
 	for _, n := range snap.nodes {
 		in.Nodes = append(in.Nodes, disruptionNode(n, snap.catalog))
@@ -82,9 +89,11 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 		return badInput{fmt.Errorf("the planner rejected the input: %w", err)}
 	}
 	rep := newDisruptReport(res)
+	rep.Notices = append(rep.Notices, snap.notices...)
 	if format == "json" {
 		return writeJSON(out, rep)
 	}
+	writeNoticesText(out, rep.Notices)
 	return rep.writeText(out, elapsed)
 }
 
@@ -173,6 +182,8 @@ func podStart(p *corev1.Pod) time.Time {
 type disruptReport struct {
 	Commands []commandReport `json:"commands"`
 	Blocked  []blockedReport `json:"blocked"`
+	// Notices are assumptions made to build the inputs, as in provision's report.
+	Notices []string `json:"notices"`
 }
 
 // commandReport is one disruption: nodes to remove, replacements to launch first, pods evicted.
@@ -201,7 +212,7 @@ type blockedReport struct {
 }
 
 func newDisruptReport(res disruption.Result) disruptReport {
-	rep := disruptReport{Commands: []commandReport{}, Blocked: []blockedReport{}}
+	rep := disruptReport{Commands: []commandReport{}, Blocked: []blockedReport{}, Notices: []string{}}
 	for _, c := range res.Commands {
 		cr := commandReport{
 			Action:       strings.ToLower(string(c.Action)),

@@ -10,7 +10,7 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-const provisionSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) --catalog FILE [--daemonsets FILE] [--nodes FILE] [--node-cost $/h] [-o text|json]"
+const provisionSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--node-cost $/h] [-o text|json]"
 
 // provision runs the solver on the snapshot and writes its plan to out.
 func provision(ctx context.Context, args []string, out, stderr io.Writer) error {
@@ -19,7 +19,8 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	format := outputFormat("text")
 	f.StringVar(&files.pods, "pods", "", "`FILE` of Pods, as kubectl get pods -A -o yaml prints them; those without spec.nodeName are pending")
 	f.StringVar(&files.nodePools, "nodepools", "", "`FILE` of Karpenter v1 NodePools (YAML or JSON)")
-	f.StringVar(&files.catalog, "catalog", "", "`FILE` of the instance catalog: a JSON object with an instanceTypes array")
+	f.StringVar(&files.nodeClasses, "ec2nodeclasses", "", "`FILE` of Karpenter v1 EC2NodeClasses, whose kubelet and volume settings shape a built catalog (optional)")
+	f.StringVar(&files.catalog, "catalog", "", "`FILE` of the instance catalog: a JSON object with an instanceTypes array (default: built for the region, see plan catalog)")
 	f.StringVar(&files.daemonSets, "daemonsets", "", "`FILE` of apps/v1 DaemonSets whose pods run on new nodes (optional)")
 	f.StringVar(&files.nodes, "nodes", "", "`FILE` of existing Nodes, whose free room pending pods use first (optional)")
 	var nodeCost float64
@@ -27,10 +28,12 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	f.Var(&format, "o", "output `FORMAT`: text or json")
 	var cluster clusterFlags
 	cluster.register(f)
+	var catFlags catalogFlags
+	catFlags.register(f)
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	if err := f.require(required(cluster, "pods", "nodepools", "catalog")...); err != nil {
+	if err := f.require(required(cluster, "pods", "nodepools")...); err != nil {
 		return err
 	}
 	loader, err := newLoader(ctx, cluster, &files, stderr)
@@ -42,12 +45,16 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if err := ensureCatalog(ctx, snap, catFlags); err != nil {
+		return err
+	}
 	in := scheduling.Input{
-		Pods:          snap.pending,
-		NodePools:     snap.pools,
-		InstanceTypes: snap.catalog,
-		DaemonSets:    snap.daemonSets,
-		Options:       scheduling.Options{NodeCost: scheduling.NodeCost{PerNode: nodeCost}},
+		Pods:              snap.pending,
+		NodePools:         snap.pools,
+		InstanceTypes:     snap.catalog,
+		PoolInstanceTypes: snap.poolCatalog,
+		DaemonSets:        snap.daemonSets,
+		Options:           scheduling.Options{NodeCost: scheduling.NodeCost{PerNode: nodeCost}},
 	}
 	for _, n := range snap.nodes {
 		in.Nodes = append(in.Nodes, scheduling.Node{Node: n.node, Pods: n.pods})
@@ -65,8 +72,13 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	}
 
 	rep := newProvisionReport(res, elapsed)
+	rep.Notices = append(rep.Notices, snap.notices...)
+	if rep.Comparison, err = compare(ctx, snap, in.Options, res); err != nil {
+		return fmt.Errorf("re-planning from scratch: %w", err)
+	}
 	if format == "json" {
 		return writeJSON(out, rep)
 	}
+	writeNoticesText(out, rep.Notices)
 	return rep.writeText(out, res)
 }

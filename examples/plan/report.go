@@ -23,6 +23,12 @@ type provisionReport struct {
 	LowerBound float64 `json:"lowerBound"`
 	// SolveSeconds is the time spent inside scheduling.Solve.
 	SolveSeconds float64 `json:"solveSeconds"`
+	// Comparison, when NodePools manage some of the nodes, is what they cost now against the
+	// same pods planned from scratch.
+	Comparison *comparisonReport `json:"comparison,omitempty"`
+	// Notices are assumptions made to build the inputs (a catalog built offline, another
+	// region's prices); people must see them before trusting the figures.
+	Notices []string `json:"notices"`
 }
 
 // claimReport is one node to launch, costed at its cheapest option.
@@ -57,6 +63,7 @@ func newProvisionReport(res scheduling.Result, elapsed time.Duration) provisionR
 		TotalPrice:    roundPrice(res.Cost),
 		LowerBound:    roundPrice(res.LowerBound),
 		SolveSeconds:  elapsed.Seconds(),
+		Notices:       []string{},
 	}
 	for _, c := range res.NodeClaims {
 		rep.NodeClaims = append(rep.NodeClaims, claimReport{
@@ -131,6 +138,9 @@ func (rep provisionReport) writeText(w io.Writer, res scheduling.Result) error {
 			}
 		}
 		fmt.Fprintln(w)
+	}
+	if rep.Comparison != nil {
+		rep.Comparison.writeText(w)
 	}
 	_, err := fmt.Fprintln(w, rep.summary())
 	return err

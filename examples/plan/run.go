@@ -26,11 +26,14 @@ const (
 const maxErrorLines = 10
 
 const usage = `usage:
-  plan provision (--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) --catalog FILE [--daemonsets FILE] [--nodes FILE] [--node-cost $/h] [-o text|json]
-  plan disrupt (--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) --catalog FILE [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]
+  plan provision (--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--node-cost $/h] [-o text|json]
+  plan catalog [--kubeconfig FILE | --current-context] [--region REGION] [--offline] > catalog.json
+  plan disrupt (--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]
 
 provision: which nodes to launch for the pending pods, and why any pod cannot be placed.
 disrupt:   which managed nodes to delete or replace, and why the others stay.
+catalog:   the instance catalog the other two build when no --catalog is given: from EC2 with
+           AWS credentials, else from nodeplan's embedded data, each assumption printed.
 With --kubeconfig or --current-context the inputs are listed from the cluster (read-only);
 file flags given too replace that kind.
 Run "plan provision -h" or "plan disrupt -h" for the flags, "plan -version" for the build.
@@ -62,6 +65,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cmd = provision
 	case "disrupt":
 		cmd = disrupt
+	case "catalog":
+		cmd = catalogCmd
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

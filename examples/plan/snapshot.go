@@ -17,15 +17,21 @@ import (
 
 // inputFiles are the files named on the command line; empty means not given.
 type inputFiles struct {
-	pods, nodes, nodePools, catalog, daemonSets, pdbs string
+	pods, nodes, nodePools, nodeClasses, catalog, daemonSets, pdbs string
 }
 
 // snapshot is the cluster the input files describe.
 type snapshot struct {
-	pending    []*corev1.Pod // not bound to a node, sorted by key
-	nodes      []clusterNode // by name
-	pools      []nodeplan.NodePool
-	catalog    []nodeplan.InstanceType
+	pending []*corev1.Pod // not bound to a node, sorted by key
+	nodes   []clusterNode // by name
+	pools   []nodeplan.NodePool
+	classes []nodeplan.EC2NodeClass
+	catalog []nodeplan.InstanceType
+	// poolCatalog has a pool's own catalog where its node class changes what nodes allocate;
+	// only built catalogs have it.
+	poolCatalog map[string][]nodeplan.InstanceType
+	// notices are assumptions made building the inputs, for the output to carry.
+	notices    []string
 	daemonSets []*appsv1.DaemonSet
 	pdbs       []*policyv1.PodDisruptionBudget
 }
@@ -39,7 +45,8 @@ type clusterNode struct {
 	capacityType             nodeplan.CapacityType
 }
 
-// loadSnapshot reads every file given and reports every problem in all of them at once.
+// loadSnapshot reads every file given (an empty name is a file not given) and reports every
+// problem in all of them at once.
 func loadSnapshot(files inputFiles, l load.Loader) (*snapshot, error) {
 	warn := l.Warn
 	var s snapshot
@@ -47,8 +54,10 @@ func loadSnapshot(files inputFiles, l load.Loader) (*snapshot, error) {
 	var pods []*corev1.Pod
 	var nodes []*corev1.Node
 	var err error
-	if pods, err = l.Pods(files.pods); err != nil {
-		errs = append(errs, err)
+	if files.pods != "" {
+		if pods, err = l.Pods(files.pods); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	byName := map[string]int{}
 	if files.nodes != "" {
@@ -65,11 +74,20 @@ func loadSnapshot(files inputFiles, l load.Loader) (*snapshot, error) {
 			s.nodes = append(s.nodes, cn)
 		}
 	}
-	if s.pools, err = l.NodePools(files.nodePools); err != nil {
-		errs = append(errs, err)
+	if files.nodePools != "" {
+		if s.pools, err = l.NodePools(files.nodePools); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if s.catalog, err = l.Catalog(files.catalog); err != nil {
-		errs = append(errs, err)
+	if files.catalog != "" {
+		if s.catalog, err = l.Catalog(files.catalog); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if files.nodeClasses != "" {
+		if s.classes, err = l.EC2NodeClasses(files.nodeClasses); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if files.daemonSets != "" {
 		if s.daemonSets, err = l.DaemonSets(files.daemonSets); err != nil {

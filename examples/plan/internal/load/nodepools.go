@@ -21,3 +21,17 @@ func (l *Loader) NodePools(file string) ([]nodeplan.NodePool, error) {
 	}
 	return pools, nil
 }
+
+// EC2NodeClasses reads Karpenter v1 EC2NodeClasses (see [nodeplan.DecodeEC2NodeClasses]); other
+// kinds in the same stream are left to their own readers.
+func (l *Loader) EC2NodeClasses(file string) ([]nodeplan.EC2NodeClass, error) {
+	data, err := l.readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	classes, err := nodeplan.DecodeEC2NodeClasses(data)
+	if err != nil {
+		return nil, eachInFile(file, err)
+	}
+	return classes, nil
+}
