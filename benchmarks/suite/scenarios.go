@@ -37,7 +37,24 @@ const (
 
 // Scenarios generates the suite at the given size, in a fixed order. Each call builds fresh
 // inputs, so callers may keep or modify them.
+//
+// Pods are shaped as a kube-apiserver returns them (schedulingtest.APIServerShapedPods): the
+// defaults, admission plugins' tolerations and priority, the ReplicaSet controller's metadata
+// and the scheduler's status — what a solver meets in a real cluster.
 func Scenarios(size Size) ([]Scenario, error) {
+	scs, err := BareScenarios(size)
+	if err != nil {
+		return nil, err
+	}
+	for i := range scs {
+		scs[i].Input.Pods = schedulingtest.APIServerShapedPods(scs[i].Input.Pods)
+	}
+	return scs, nil
+}
+
+// BareScenarios is [Scenarios] with the pods as the suite builds them — names, labels,
+// requests and constraints only — to show that what the API server adds changes no plan.
+func BareScenarios(size Size) ([]Scenario, error) {
 	cat, err := Catalog()
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -115,6 +116,42 @@ func TestScenarioNamesAndUIDsAreUnique(t *testing.T) {
 				}
 				uids[string(p.UID)] = true
 			}
+		}
+	}
+}
+
+// TestAPIServerShapedPodsPlanAsBare solves every small scenario twice, with the pods as the
+// API server returns them (Scenarios) and as built (BareScenarios): cost, bound, nodes and
+// their types must be the same.
+func TestAPIServerShapedPodsPlanAsBare(t *testing.T) {
+	shaped, err := suite.Scenarios(suite.Small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := suite.BareScenarios(suite.Small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type figures struct {
+		Cost, LowerBound float64
+		Nodes            []string // instance type and zone of each claim, sorted
+		Unplaced         int
+	}
+	solve := func(sc suite.Scenario) figures {
+		res, err := scheduling.Solve(context.Background(), sc.Input)
+		if err != nil {
+			t.Fatalf("Solve(%s) error: %v", sc.Name, err)
+		}
+		f := figures{Cost: res.Cost, LowerBound: res.LowerBound, Unplaced: len(res.Unschedulable)}
+		for _, c := range res.NodeClaims {
+			f.Nodes = append(f.Nodes, c.InstanceType+" "+c.Offering.Zone+" "+string(c.Offering.CapacityType))
+		}
+		slices.Sort(f.Nodes)
+		return f
+	}
+	for i := range shaped {
+		if diff := cmp.Diff(solve(bare[i]), solve(shaped[i])); diff != "" {
+			t.Errorf("%s: API-server-shaped pods plan differently from bare ones (-bare +shaped):\n%s", shaped[i].Name, diff)
 		}
 	}
 }

@@ -4,7 +4,10 @@
 //
 // Usage:
 //
-//	go run ./cmd/bench [-size full|small] [-run regexp] [-runs 5] [-budget 20s] [-o table|json]
+//	go run ./cmd/bench [-size full|small] [-run regexp] [-runs 5] [-budget 20s] [-o table|json] [-bare]
+//
+// -bare runs the pods as the suite builds them instead of as the API server returns them, to
+// compare the two.
 //
 // The Karpenter comparison lives in the separate module benchmarks/karpenter.
 package main
@@ -28,14 +31,15 @@ func main() {
 	runs := flag.Int("runs", 5, "most runs per scenario (the median is reported)")
 	budget := flag.Duration("budget", 0, "stop repeating a scenario after this much time (0: 20s)")
 	out := flag.String("o", "table", "output: table (markdown) or json")
+	bare := flag.Bool("bare", false, "pods as built, without what the API server adds")
 	flag.Parse()
-	if err := bench(*size, *run, *out, measure.Options{Runs: *runs, Budget: *budget}); err != nil {
+	if err := bench(*size, *run, *out, *bare, measure.Options{Runs: *runs, Budget: *budget}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func bench(size, run, out string, o measure.Options) error {
+func bench(size, run, out string, bare bool, o measure.Options) error {
 	var sz suite.Size
 	switch size {
 	case "full":
@@ -52,7 +56,11 @@ func bench(size, run, out string, o measure.Options) error {
 	if err != nil {
 		return fmt.Errorf("bench: -run: %w", err)
 	}
-	scs, err := suite.Scenarios(sz)
+	scenarios := suite.Scenarios
+	if bare {
+		scenarios = suite.BareScenarios
+	}
+	scs, err := scenarios(sz)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
