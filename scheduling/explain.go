@@ -84,11 +84,20 @@ func (p *problem) explainPool(g *group, pl *pool) (Reason, string) {
 	if !poolOK {
 		return ReasonRequirements, reqErr.Error()
 	}
-	// Instance-type labels.
-	var labelOK []*nodeplan.InstanceType
+	// Instance-type labels: of the pool's own types (those its requirements admit, e.g. an
+	// instance-type list), the ones the pod's requirements admit.
+	var own, labelOK []*nodeplan.InstanceType
 	var typeErr error
 	for _, it := range pl.types {
-		desc := pl.desc.Intersect(nodeplan.RequirementsFromLabels(it.Labels))
+		typeReqs := nodeplan.RequirementsFromLabels(it.Labels)
+		if _, ok := it.Labels[nodeplan.LabelInstanceType]; !ok {
+			typeReqs = typeReqs.Add(nodeplan.In(nodeplan.LabelInstanceType, it.Name))
+		}
+		desc := pl.desc.Intersect(typeReqs)
+		if desc.IsEmpty() {
+			continue
+		}
+		own = append(own, it)
 		for _, alt := range g.alts {
 			if err := compatibleIgnoring(desc, alt, nodeplan.LabelZone, nodeplan.LabelCapacityType); err != nil {
 				typeErr = cmp.Or(typeErr, err)
@@ -101,10 +110,13 @@ func (p *problem) explainPool(g *group, pl *pool) (Reason, string) {
 	if len(pl.types) == 0 {
 		return ReasonNoInstanceType, "the pool has no instance types"
 	}
+	if len(own) == 0 {
+		return ReasonNoInstanceType, fmt.Sprintf("the pool's requirements admit none of the %d instance types of its catalog", len(pl.types))
+	}
 	if len(labelOK) == 0 {
 		var ie *nodeplan.IncompatibleError
 		if errors.As(typeErr, &ie) {
-			return ReasonRequirements, fmt.Sprintf("no instance type matches %s (%s)", ie.Want, offeredValues(pl.types, ie.Key))
+			return ReasonRequirements, fmt.Sprintf("no instance type matches %s (%s)", ie.Want, offeredValues(own, ie.Key))
 		}
 		return ReasonRequirements, "no instance type matches the pod's requirements"
 	}
@@ -144,8 +156,17 @@ func (p *problem) explainPool(g *group, pl *pool) (Reason, string) {
 					largest = c
 				}
 			}
-			if largest.alloc[d] < g.req[d] {
-				return ReasonNoInstanceType, fmt.Sprintf("no instance type has %s %s allocatable (largest: %s, %s)",
+			switch {
+			case largest.alloc[d] <= 0:
+				// An extended resource (pod-eni, a GPU) none of the types has at all.
+				names := map[string]bool{}
+				for _, c := range cands {
+					names[c.it.Name] = true
+				}
+				return ReasonNoInstanceType, fmt.Sprintf("no instance type of the pool has %s; the pod asks for %s (the pool's types: %s)",
+					p.dims.names[d], p.fmtDim(d, g.req[d]), joinKeys(names))
+			case largest.alloc[d] < g.req[d]:
+				return ReasonNoInstanceType, fmt.Sprintf("no instance type of the pool has %s %s allocatable (largest: %s, %s)",
 					p.fmtDim(d, g.req[d]), p.dims.names[d], largest.it.Name, p.fmtDim(d, largest.alloc[d]))
 			}
 		}
@@ -171,7 +192,7 @@ func (p *problem) explainPool(g *group, pl *pool) (Reason, string) {
 		if best.ds {
 			note = " after DaemonSets"
 		}
-		return ReasonNoInstanceType, fmt.Sprintf("no instance type has room for the pod's requests%s; %s would fit with %s", note, best.it.Name, strings.Join(more, " and "))
+		return ReasonNoInstanceType, fmt.Sprintf("no instance type of the pool has room for the pod's requests%s; %s would fit with %s", note, best.it.Name, strings.Join(more, " and "))
 	}
 	// Host ports against the pool's DaemonSets.
 	for _, c := range fitting {

@@ -233,7 +233,7 @@ func TestSolveExplains(t *testing.T) {
 	if limitHits != 3 {
 		t.Errorf("pods stopped by the limit = %d, want 3", limitHits)
 	}
-	if u := got["default/huge"]; len(u.Pools) != 2 || u.Pools[0].Message != "nodepool default: no instance type has 96 cpu allocatable (largest: c-4, 3900m)" {
+	if u := got["default/huge"]; len(u.Pools) != 2 || u.Pools[0].Message != "nodepool default: no instance type of the pool has 96 cpu allocatable (largest: c-4, 3900m)" {
 		t.Errorf("huge pod reasons = %+v", u.Pools)
 	}
 }
