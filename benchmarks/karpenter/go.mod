@@ -9,7 +9,10 @@ require (
 	sigs.k8s.io/karpenter v1.14.1
 )
 
-require github.com/go-openapi/swag/pools v0.27.1 // indirect
+require (
+	github.com/go-openapi/swag/pools v0.27.1 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.1 // indirect
