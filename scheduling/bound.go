@@ -117,23 +117,7 @@ func (k *intKnapsack) binBound(b *bin, admitted []*group, values []float64, coun
 // limited resources. It returns nil when no limit binds or nothing elsewhere is dearer.
 func (p *problem) limitPrices(cg cgResult, counts []int64) [][]float64 {
 	use := p.limitUse(cg)
-	// perPod[g][pool]: the least cost per pod of group g on a node of the pool holding it alone.
-	perPod := make([][]float64, len(p.groups))
-	for _, g := range p.groups {
-		perPod[g.id] = make([]float64, len(p.pools))
-		for i := range perPod[g.id] {
-			perPod[g.id][i] = math.Inf(1)
-		}
-	}
-	for _, s := range p.shapes {
-		for _, f := range p.byShape[s.idx] {
-			g := p.groups[f.g]
-			if k := maxCopies(g.req, s.alloc, g.room(nil, "")); k > 0 {
-				price, _ := s.priceFor(f.mask)
-				perPod[g.id][s.pool.idx] = min(perPod[g.id][s.pool.idx], price/float64(k))
-			}
-		}
-	}
+	perPod := p.perPodCosts()
 	w := make([][]float64, len(p.pools))
 	any := false
 	for _, pl := range p.pools {
@@ -175,6 +159,28 @@ func (p *problem) limitPrices(cg cgResult, counts []int64) [][]float64 {
 		return nil
 	}
 	return w
+}
+
+// perPodCosts returns, by group id and pool idx, the least cost per pod of the group on a node
+// of the pool holding it alone (+Inf where none does).
+func (p *problem) perPodCosts() [][]float64 {
+	perPod := make([][]float64, len(p.groups))
+	for _, g := range p.groups {
+		perPod[g.id] = make([]float64, len(p.pools))
+		for i := range perPod[g.id] {
+			perPod[g.id][i] = math.Inf(1)
+		}
+	}
+	for _, s := range p.shapes {
+		for _, f := range p.byShape[s.idx] {
+			g := p.groups[f.g]
+			if k := maxCopies(g.req, s.alloc, g.room(nil, "")); k > 0 {
+				price, _ := s.priceFor(f.mask)
+				perPod[g.id][s.pool.idx] = min(perPod[g.id][s.pool.idx], price/float64(k))
+			}
+		}
+	}
+	return perPod
 }
 
 // limitUse returns how much of each limited resource of each pool (by pool idx) the LP

@@ -373,42 +373,10 @@ func (p *problem) tryMove(claims []*claim, a, b int) bool {
 		return false
 	}
 	size := func(g int) int64 { return p.groups[g].req[dimCPU] + p.groups[g].req[dimMemory]>>20 }
-	type move struct {
-		sa, sb        *shape
-		ma, mb        uint64
-		pa, pb        []placement
-		ua, ub        vec
-		va, vb, price float64
-	}
-	var best *move
+	var best *pairMove
 	for _, dir := range []int{-1, 1} {
 		slices.SortStableFunc(units, func(x, y int) int { return dir * cmp.Compare(size(x), size(y)) })
-		pa, pb := slices.Clone(ca.placed), slices.Clone(cb.placed)
-		ua, ub := ca.used.clone(), cb.used.clone()
-		va, vb := ca.value, cb.value
-		for _, g := range units[:len(units)-1] {
-			gr := p.groups[g]
-			pa = addPlacement(pa, g, -1)
-			pb = addPlacement(pb, g, 1)
-			ua.addScaled(gr.req, -1)
-			ub.addScaled(gr.req, 1)
-			va -= gr.value
-			vb += gr.value
-			limit := before
-			if best != nil {
-				limit = best.price
-			}
-			sb, mb, prb, ok := p.bestShapeFor(cb, pb, ub, limit)
-			if !ok {
-				continue
-			}
-			sa, ma, pra, ok := p.bestShapeFor(ca, dropEmpty(pa), ua, limit-prb)
-			if !ok || pra+prb >= limit*(1-1e-9) || !swapsWithinLimits(pl, ca.shape, sa, cb.shape, sb) {
-				continue
-			}
-			best = &move{sa: sa, sb: sb, ma: ma, mb: mb, pa: dropEmpty(pa), pb: slices.Clone(pb),
-				ua: ua.clone(), ub: ub.clone(), va: va, vb: vb, price: pra + prb}
-		}
+		best = p.shiftPods(ca, cb, units[:len(units)-1], before, best)
 	}
 	if best == nil {
 		return false
@@ -420,6 +388,48 @@ func (p *problem) tryMove(claims []*claim, a, b int) bool {
 	claims[a] = &claim{shape: best.sa, mask: best.ma, used: best.ua, placed: best.pa, value: best.va}
 	claims[b] = &claim{shape: best.sb, mask: best.mb, used: best.ub, placed: best.pb, value: best.vb}
 	return true
+}
+
+// pairMove is two nodes re-sized after pods moved from one to the other.
+type pairMove struct {
+	sa, sb        *shape
+	ma, mb        uint64
+	pa, pb        []placement
+	ua, ub        vec
+	va, vb, price float64
+}
+
+// shiftPods moves the pods of units from ca to cb one at a time, re-sizing both nodes after
+// each, and returns the cheapest pair found below before (and below best's price, else best).
+func (p *problem) shiftPods(ca, cb *claim, units []int, before float64, best *pairMove) *pairMove {
+	pl := ca.shape.pool
+	pa, pb := slices.Clone(ca.placed), slices.Clone(cb.placed)
+	ua, ub := ca.used.clone(), cb.used.clone()
+	va, vb := ca.value, cb.value
+	for _, g := range units {
+		gr := p.groups[g]
+		pa = addPlacement(pa, g, -1)
+		pb = addPlacement(pb, g, 1)
+		ua.addScaled(gr.req, -1)
+		ub.addScaled(gr.req, 1)
+		va -= gr.value
+		vb += gr.value
+		limit := before
+		if best != nil {
+			limit = best.price
+		}
+		sb, mb, prb, ok := p.bestShapeFor(cb, pb, ub, limit)
+		if !ok {
+			continue
+		}
+		sa, ma, pra, ok := p.bestShapeFor(ca, dropEmpty(pa), ua, limit-prb)
+		if !ok || pra+prb >= limit*(1-1e-9) || !swapsWithinLimits(pl, ca.shape, sa, cb.shape, sb) {
+			continue
+		}
+		best = &pairMove{sa: sa, sb: sb, ma: ma, mb: mb, pa: dropEmpty(pa), pb: slices.Clone(pb),
+			ua: ua.clone(), ub: ub.clone(), va: va, vb: vb, price: pra + prb}
+	}
+	return best
 }
 
 // moveUnits bounds the pods per group, and twice it the pods per node, that movePass moves.

@@ -77,23 +77,7 @@ func (m *master) objective() float64 {
 // enter pivots a column (coverage col, cost) into the basis. It reports false when the column
 // cannot enter (the ratio test finds no leaving row: numerically degenerate).
 func (m *master) enter(col []float64, cost float64, surplus bool, tag int) bool {
-	// d = B⁻¹·col, over col's few non-zeros.
-	m.nzIndex = m.nzIndex[:0]
-	for j, x := range col {
-		if x != 0 {
-			m.nzIndex = append(m.nzIndex, j)
-		}
-	}
-	m.d = append(m.d[:0], make([]float64, m.g)...)
-	d := m.d
-	for i := 0; i < m.g; i++ {
-		row := m.binv[i]
-		s := 0.0
-		for _, j := range m.nzIndex {
-			s += row[j] * col[j]
-		}
-		d[i] = s
-	}
+	d := m.direction(col)
 	leave, ratio := -1, math.Inf(1)
 	for i := 0; i < m.g; i++ {
 		if d[i] > 1e-9 {
@@ -115,6 +99,41 @@ func (m *master) enter(col []float64, cost float64, surplus bool, tag int) bool 
 	for j, x := range m.binv[leave] {
 		m.v[j] += step * x
 	}
+	m.pivot(d, leave)
+	m.cols[leave] = col
+	m.costs[leave] = cost
+	m.surp[leave] = surplus
+	m.tag[leave] = tag
+	if m.pivots++; m.pivots%dualRefresh == 0 {
+		m.refreshDuals()
+	}
+	return true
+}
+
+// direction returns d = B⁻¹·col, over col's few non-zeros (left in m.nzIndex).
+func (m *master) direction(col []float64) []float64 {
+	m.nzIndex = m.nzIndex[:0]
+	for j, x := range col {
+		if x != 0 {
+			m.nzIndex = append(m.nzIndex, j)
+		}
+	}
+	m.d = append(m.d[:0], make([]float64, m.g)...)
+	d := m.d
+	for i := 0; i < m.g; i++ {
+		row := m.binv[i]
+		s := 0.0
+		for _, j := range m.nzIndex {
+			s += row[j] * col[j]
+		}
+		d[i] = s
+	}
+	return d
+}
+
+// pivot updates B⁻¹ and the basic solution for the column with direction d entering at row
+// leave.
+func (m *master) pivot(d []float64, leave int) {
 	inv := 1 / d[leave]
 	lr := m.binv[leave]
 	for j := range lr {
@@ -135,14 +154,6 @@ func (m *master) enter(col []float64, cost float64, surplus bool, tag int) bool 
 			m.xb[i] = 0
 		}
 	}
-	m.cols[leave] = col
-	m.costs[leave] = cost
-	m.surp[leave] = surplus
-	m.tag[leave] = tag
-	if m.pivots++; m.pivots%dualRefresh == 0 {
-		m.refreshDuals()
-	}
-	return true
 }
 
 // lpMax solves maximise c·x subject to A·x ≤ b, x ≥ 0, with b ≥ 0, by a dense tableau simplex
@@ -175,37 +186,50 @@ func lpMax(c []float64, a [][]float64, b []float64) float64 {
 		if enter < 0 {
 			break
 		}
-		leave, ratio := -1, math.Inf(1)
-		for r := 0; r < m; r++ {
-			if d := t[r*w+enter]; d > 1e-12 {
-				q := t[r*w+w-1] / d
-				if q < ratio-1e-12 || (q <= ratio+1e-12 && leave >= 0 && basis[r] < basis[leave]) {
-					leave, ratio = r, q
-				}
-			}
-		}
+		leave := ratioTest(t, w, basis, enter)
 		if leave < 0 {
 			return math.Inf(1)
 		}
-		pr := t[leave*w : (leave+1)*w]
-		inv := 1 / pr[enter]
-		for j := range pr {
-			pr[j] *= inv
-		}
-		for r := 0; r <= m; r++ {
-			if r == leave {
-				continue
-			}
-			row := t[r*w : (r+1)*w]
-			f := row[enter]
-			if f == 0 {
-				continue
-			}
-			for j := range row {
-				row[j] -= f * pr[j]
-			}
-		}
+		tableauPivot(t, w, m, leave, enter)
 		basis[leave] = enter
 	}
 	return obj[w-1]
+}
+
+// ratioTest returns the row of tableau t (rows of width w, basis by row) that leaves when
+// column enter enters, ties to the lowest basic index (Bland), or -1 when it is unbounded.
+func ratioTest(t []float64, w int, basis []int, enter int) int {
+	leave, ratio := -1, math.Inf(1)
+	for r := range basis {
+		if d := t[r*w+enter]; d > 1e-12 {
+			q := t[r*w+w-1] / d
+			if q < ratio-1e-12 || (q <= ratio+1e-12 && leave >= 0 && basis[r] < basis[leave]) {
+				leave, ratio = r, q
+			}
+		}
+	}
+	return leave
+}
+
+// tableauPivot pivots tableau t (m constraint rows and the objective row, of width w) on
+// row leave and column enter.
+func tableauPivot(t []float64, w, m, leave, enter int) {
+	pr := t[leave*w : (leave+1)*w]
+	inv := 1 / pr[enter]
+	for j := range pr {
+		pr[j] *= inv
+	}
+	for r := 0; r <= m; r++ {
+		if r == leave {
+			continue
+		}
+		row := t[r*w : (r+1)*w]
+		f := row[enter]
+		if f == 0 {
+			continue
+		}
+		for j := range row {
+			row[j] -= f * pr[j]
+		}
+	}
 }
