@@ -2,6 +2,7 @@ package ec2
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +41,26 @@ func refusesOneID(code string) bool {
 	return false
 }
 
+// namedIDs returns the ids of batch that err's message names. EC2's InvalidInstanceID errors
+// name the ids they refuse ("The instance IDs 'i-1, i-2' do not exist", `Invalid id: "i-x"`),
+// so those can be set aside in one step rather than found by splitting.
+func namedIDs(err error, batch []string) (named, rest []string) {
+	var api smithy.APIError
+	if !errors.As(err, &api) {
+		return nil, batch
+	}
+	msg := api.ErrorMessage()
+	for _, id := range batch {
+		if strings.Contains(msg, "'"+id+"'") || strings.Contains(msg, "'"+id+",") || strings.Contains(msg, " "+id+"'") ||
+			strings.Contains(msg, " "+id+",") || strings.Contains(msg, `"`+id+`"`) {
+			named = append(named, id)
+		} else {
+			rest = append(rest, id)
+		}
+	}
+	return named, rest
+}
+
 // unknownID reports whether EC2 refused a lone id because it does not exist (or cannot).
 func unknownID(code string) bool {
 	return code == "InvalidInstanceID.NotFound" || code == "InvalidInstanceID.Malformed"
@@ -61,9 +83,15 @@ func (p *Provider) describeSplit(ctx context.Context, ids []string, out map[stri
 		page, err := p.opts.EC2.DescribeInstances(ctx, in)
 		if err != nil {
 			code := errorCode(err)
+			named, rest := namedIDs(err, ids)
 			switch {
 			case len(ids) == 1 && unknownID(code):
 				return nil
+			case unknownID(code) && len(named) > 0 && ctx.Err() == nil:
+				if len(rest) == 0 {
+					return nil
+				}
+				return p.describeSplit(ctx, rest, out)
 			case len(ids) > 1 && unknownID(code) && ctx.Err() == nil:
 				if err := p.describeSplit(ctx, ids[:len(ids)/2], out); err != nil {
 					return err
@@ -96,9 +124,15 @@ func (p *Provider) terminateSplit(ctx context.Context, ids []string, res map[str
 	out, err := p.opts.EC2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids})
 	if err != nil {
 		code := errorCode(err)
+		named, rest := namedIDs(err, ids)
 		switch {
 		case len(ids) == 1 && unknownID(code):
 			return // gone: the caller reports NotFound
+		case unknownID(code) && len(named) > 0 && ctx.Err() == nil:
+			if len(rest) > 0 { // the named ids are gone; the rest in one call
+				p.terminateSplit(ctx, rest, res)
+			}
+			return
 		case len(ids) > 1 && refusesOneID(code) && ctx.Err() == nil:
 			p.terminateSplit(ctx, ids[:len(ids)/2], res)
 			p.terminateSplit(ctx, ids[len(ids)/2:], res)
