@@ -23,29 +23,7 @@ var (
 // API, which refuses (429) an eviction a PodDisruptionBudget does not allow, and binding.
 func NewCluster(objects ...runtime.Object) *fake.Clientset {
 	cs := fake.NewClientset(objects...)
-	tracker := cs.Tracker()
-	// Reactors run under the fake's lock, so they use the tracker directly.
-	cs.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		create, ok := action.(k8stesting.CreateAction)
-		if !ok {
-			return false, nil, nil
-		}
-		switch action.GetSubresource() {
-		case "eviction":
-			ev, ok := create.GetObject().(*policyv1.Eviction)
-			if !ok {
-				return false, nil, nil
-			}
-			return true, nil, evict(tracker, action.GetNamespace(), ev.Name)
-		case "binding":
-			b, ok := create.GetObject().(*corev1.Binding)
-			if !ok {
-				return false, nil, nil
-			}
-			return true, nil, bind(tracker, action.GetNamespace(), b.Name, b.Target.Name)
-		}
-		return false, nil, nil
-	})
+	cs.PrependReactor("create", "pods", subresources(cs.Tracker()))
 	return cs
 }
 
