@@ -202,6 +202,7 @@ func (p *problem) applyTopology(in *Input) error {
 	topo := make(map[*group]groupTopo, len(p.groups))
 	p.topo = topo
 	any := len(repels) > 0
+	any = p.applyAttachLimits(in) || any
 	for _, g := range p.groups {
 		t, err := p.parseTopology(g, nsLabels)
 		if err != nil {
