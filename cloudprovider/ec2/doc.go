@@ -44,8 +44,11 @@
 //	sqs:ReceiveMessage, sqs:DeleteMessage                           interruption events (optional)
 //	ec2:DescribeSpotPriceHistory, pricing:GetProducts               live prices (package pricing)
 //
-// and, once per account, iam:CreateServiceLinkedRole for spot (AWSServiceRoleForEC2Spot). Scope
-// TerminateInstances and CreateTags with a condition on the tag kubernetes.io/cluster/<name>.
+// and, once per account, iam:CreateServiceLinkedRole for spot (AWSServiceRoleForEC2Spot). The
+// cluster tag kubernetes.io/cluster/<name> does not tell this installation's instances apart:
+// EKS managed node groups and a Karpenter in the same cluster carry it too. Set
+// [Options].Installation and scope TerminateInstances to aws:ResourceTag/nodeplan.io/installation;
+// limit CreateTags to tag-on-create with an ec2:CreateAction condition.
 //
 // # Usage
 //

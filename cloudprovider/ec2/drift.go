@@ -112,10 +112,7 @@ func (p *Provider) driftInstance(ctx context.Context, id string) (*ec2types.Inst
 // describeCluster describes every live instance of the cluster, 1,000 a call.
 func (p *Provider) describeCluster(ctx context.Context) (map[string]ec2types.Instance, error) {
 	pages := ec2.NewDescribeInstancesPaginator(p.opts.EC2, &ec2.DescribeInstancesInput{
-		Filters: []ec2types.Filter{
-			{Name: aws.String("tag:" + clusterTag(p.opts.Cluster.Name)), Values: []string{"owned"}},
-			{Name: aws.String("instance-state-name"), Values: liveStates},
-		},
+		Filters:    p.ownFilters(),
 		MaxResults: aws.Int32(1000),
 	})
 	out := map[string]ec2types.Instance{}

@@ -170,15 +170,12 @@ func (p *Provider) Get(ctx context.Context, pid string) (*nodeplan.NodeClaim, er
 }
 
 // List implements [cloudprovider.Provider]: every live instance tagged
-// kubernetes.io/cluster/<name>=owned with a karpenter.sh/nodepool tag, including those no
-// NodeClaim knows of; compare with your claims and Delete the strays.
+// kubernetes.io/cluster/<name>=owned with a karpenter.sh/nodepool tag (and, with
+// Options.Installation, this installation's tag), including those no NodeClaim knows of;
+// compare with your claims and Delete the strays.
 func (p *Provider) List(ctx context.Context) ([]*nodeplan.NodeClaim, error) {
 	pages := ec2.NewDescribeInstancesPaginator(p.opts.EC2, &ec2.DescribeInstancesInput{
-		Filters: []ec2types.Filter{
-			{Name: aws.String("tag:" + clusterTag(p.opts.Cluster.Name)), Values: []string{"owned"}},
-			{Name: aws.String("tag-key"), Values: []string{nodeplan.LabelNodePool}},
-			{Name: aws.String("instance-state-name"), Values: liveStates},
-		},
+		Filters:    append(p.ownFilters(), ec2types.Filter{Name: aws.String("tag-key"), Values: []string{nodeplan.LabelNodePool}}),
 		MaxResults: aws.Int32(1000),
 	})
 	var out []*nodeplan.NodeClaim
@@ -306,4 +303,16 @@ func cloneClaim(c *nodeplan.NodeClaim) *nodeplan.NodeClaim {
 	}
 	out.Status.Capacity, out.Status.Allocatable = corev1.ResourceList(nil), corev1.ResourceList(nil)
 	return &out
+}
+
+// ownFilters select the live instances of this cluster (and installation, when set).
+func (p *Provider) ownFilters() []ec2types.Filter {
+	f := []ec2types.Filter{
+		{Name: aws.String("tag:" + clusterTag(p.opts.Cluster.Name)), Values: []string{"owned"}},
+		{Name: aws.String("instance-state-name"), Values: liveStates},
+	}
+	if p.opts.Installation != "" {
+		f = append(f, ec2types.Filter{Name: aws.String("tag:" + TagInstallation), Values: []string{p.opts.Installation}})
+	}
+	return f
 }

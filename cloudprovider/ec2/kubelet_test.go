@@ -391,3 +391,64 @@ func TestClassUserDataContentType(t *testing.T) {
 		})
 	}
 }
+
+// The kubeadm join takes the launch's own bootstrap token and sets the node's provider ID
+// from instance metadata (IMDSv2), so nodes register without the AWS cloud-controller-manager
+// and no long-lived token is needed.
+func TestKubeadmJoinPerLaunchTokenAndProviderID(t *testing.T) {
+	f := newFixture(t, nil, func(o *ec2.Options) {
+		o.Cluster.Kubeadm = &ec2.KubeadmJoin{CACertHashes: []string{"sha256:00ff"}} // no token given at start-up
+	})
+	f.class.AMIFamily = nodeplan.AMIFamilyCustom
+	f.class.AMISelectorTerms = []nodeplan.AMISelectorTerm{{Tags: discovery()}}
+	ctx := context.Background()
+	if _, err := f.p.Create(ctx, claim("no-token", []string{"m5.large"})); err == nil || !strings.Contains(err.Error(), "BootstrapToken") {
+		t.Errorf("Create() without a token = %v, want an error naming NodeClaim.BootstrapToken", err)
+	}
+	c := claim("with-token", []string{"m5.large"})
+	c.BootstrapToken = "k7x2m9.4f8q1z6w3e5r7t9y"
+	if _, err := f.p.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	lts := f.srv.LaunchTemplates()
+	if len(lts) != 1 {
+		t.Fatalf("launch templates = %d, want 1", len(lts))
+	}
+	b, _ := base64.StdEncoding.DecodeString(lts[0].Data.Get("UserData"))
+	ud := string(b)
+	_, join, _ := strings.Cut(ud, "nodeplan-join.yaml <<'NODEPLAN_EOF'\n")
+	join, _, _ = strings.Cut(join, "\nNODEPLAN_EOF")
+	var cfg struct {
+		Kind      string `json:"kind"`
+		Discovery struct {
+			BootstrapToken struct {
+				Token string `json:"token"`
+			} `json:"bootstrapToken"`
+		} `json:"discovery"`
+		NodeRegistration struct {
+			KubeletExtraArgs []struct{ Name, Value string } `json:"kubeletExtraArgs"`
+		} `json:"nodeRegistration"`
+	}
+	if err := yaml.Unmarshal([]byte(join), &cfg); err != nil || cfg.Kind != "JoinConfiguration" {
+		t.Fatalf("JoinConfiguration does not decode (%v):\n%s", err, ud)
+	}
+	if cfg.Discovery.BootstrapToken.Token != c.BootstrapToken {
+		t.Errorf("join token = %q, want the launch's %q", cfg.Discovery.BootstrapToken.Token, c.BootstrapToken)
+	}
+	args := map[string]string{}
+	for _, a := range cfg.NodeRegistration.KubeletExtraArgs {
+		args[a.Name] = a.Value
+	}
+	if args["provider-id"] != "aws:///@ZONE@/@INSTANCE_ID@" {
+		t.Errorf("provider-id flag = %q", args["provider-id"])
+	}
+	for _, want := range []string{
+		`X-aws-ec2-metadata-token-ttl-seconds`, // IMDSv2 session
+		`meta-data/instance-id`, `meta-data/placement/availability-zone`,
+		`s|@ZONE@|${zone}|; s|@INSTANCE_ID@|${instance_id}|`,
+	} {
+		if !strings.Contains(ud, want) {
+			t.Errorf("userData lacks %q:\n%s", want, ud)
+		}
+	}
+}

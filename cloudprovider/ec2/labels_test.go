@@ -73,3 +73,31 @@ func TestNodeLabelsTagsAndAnnotations(t *testing.T) {
 		t.Errorf("not a spot launch: %v", form)
 	}
 }
+
+// With Options.Installation every launch carries the installation's tag, and List sees only
+// instances carrying it: a Karpenter's or an EKS node group's instances in the same cluster,
+// which share the cluster and pool tags, are not this provider's.
+func TestInstallationTagScopesOwnership(t *testing.T) {
+	f := newFixture(t, nil, func(o *ec2.Options) { o.Installation = "prod-a" })
+	ctx := context.Background()
+	got, err := f.p.Create(ctx, claim("ours", []string{"m5.large"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.LaunchInstance(ec2test.Instance{Type: "m5.large", Zone: "us-east-1a",
+		Tags: map[string]string{"kubernetes.io/cluster/test": "owned", nodeplan.LabelNodePool: "default"}}) // a Karpenter's
+	if tag := f.srv.Instances()[0].Tags[ec2.TagInstallation]; tag != "prod-a" {
+		t.Errorf("launched instance's %s tag = %q, want prod-a", ec2.TagInstallation, tag)
+	}
+	list, err := f.p.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].Status.ProviderID != got.Status.ProviderID {
+		var ids []string
+		for _, c := range list {
+			ids = append(ids, c.Status.ProviderID)
+		}
+		t.Errorf("List() = %v, want only %s", ids, got.Status.ProviderID)
+	}
+}

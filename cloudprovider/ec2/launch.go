@@ -27,6 +27,8 @@ const (
 	TagNodeClaim     = "karpenter.sh/nodeclaim"
 	TagNodeClassHash = "karpenter.k8s.aws/ec2nodeclass-hash"
 	TagEKSCluster    = "eks:eks-cluster-name"
+	// TagInstallation names the installation that launched an instance ([Options].Installation).
+	TagInstallation = "nodeplan.io/installation"
 )
 
 func clusterTag(name string) string { return "kubernetes.io/cluster/" + name }
@@ -399,6 +401,9 @@ func (p *Provider) launchTags(claim *nodeplan.NodeClaim, rc *resolvedClass) []ec
 	m[LabelNodeClass] = rc.class.Name
 	m[TagNodeClaim] = claim.Name
 	m[TagNodeClassHash] = rc.hash
+	if p.opts.Installation != "" {
+		m[TagInstallation] = p.opts.Installation
+	}
 	tags := make([]ec2types.Tag, 0, len(m))
 	for _, k := range sortedKeys(m) {
 		tags = append(tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(m[k])})

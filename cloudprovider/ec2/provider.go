@@ -102,6 +102,13 @@ type Options struct {
 	// BatchWindow is how long Get and Delete wait to merge concurrent calls into one
 	// DescribeInstances or TerminateInstances; zero means 10ms, negative disables batching.
 	BatchWindow time.Duration
+	// Installation, when set, names this installation of the provider: every launch is tagged
+	// nodeplan.io/installation=<Installation> (TagInstallation), and List, Get's bulk drift view
+	// and garbage collection see only instances carrying it. It tells this installation's
+	// instances from those of a Karpenter or a second nodeplan in the same cluster, which carry
+	// the same cluster and karpenter.sh/nodepool tags, and lets an IAM policy scope
+	// TerminateInstances to them (aws:ResourceTag/nodeplan.io/installation).
+	Installation string
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
