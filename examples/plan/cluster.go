@@ -235,6 +235,7 @@ func useClusterDocs(docs map[string][]byte, files *inputFiles) func(string) ([]b
 	fill(&files.nodes, clusterNodes)
 	fill(&files.nodePools, clusterNodePools)
 	fill(&files.nodeClasses, clusterEC2NodeClasses)
+	fill(&files.nodeOverlays, clusterNodeOverlays)
 	fill(&files.daemonSets, clusterDaemonSets)
 	fill(&files.pdbs, clusterPDBs)
 	return func(name string) ([]byte, error) {

@@ -39,6 +39,8 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	cluster.register(f)
 	var catFlags catalogFlags
 	catFlags.register(f)
+	var prices priceFlags
+	prices.register(f, &files)
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -63,6 +65,9 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 		return err
 	}
 	if err := ensureCatalog(ctx, snap, catFlags); err != nil {
+		return err
+	}
+	if err := applyPrices(snap, prices); err != nil {
 		return err
 	}
 	in := disruption.Input{

@@ -17,16 +17,17 @@ import (
 
 // inputFiles are the files named on the command line; empty means not given.
 type inputFiles struct {
-	pods, nodes, nodePools, nodeClasses, catalog, daemonSets, pdbs string
+	pods, nodes, nodePools, nodeClasses, nodeOverlays, catalog, daemonSets, pdbs string
 }
 
 // snapshot is the cluster the input files describe.
 type snapshot struct {
-	pending []*corev1.Pod // not bound to a node, sorted by key
-	nodes   []clusterNode // by name
-	pools   []nodeplan.NodePool
-	classes []nodeplan.EC2NodeClass
-	catalog []nodeplan.InstanceType
+	pending  []*corev1.Pod // not bound to a node, sorted by key
+	nodes    []clusterNode // by name
+	pools    []nodeplan.NodePool
+	classes  []nodeplan.EC2NodeClass
+	overlays []nodeplan.NodeOverlay
+	catalog  []nodeplan.InstanceType
 	// poolCatalog has a pool's own catalog where its node class changes what nodes allocate;
 	// only built catalogs have it.
 	poolCatalog map[string][]nodeplan.InstanceType
@@ -81,6 +82,11 @@ func loadSnapshot(files inputFiles, l load.Loader) (*snapshot, error) {
 	}
 	if files.catalog != "" {
 		if s.catalog, err = l.Catalog(files.catalog); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if files.nodeOverlays != "" {
+		if s.overlays, err = l.NodeOverlays(files.nodeOverlays); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -35,3 +35,17 @@ func (l *Loader) EC2NodeClasses(file string) ([]nodeplan.EC2NodeClass, error) {
 	}
 	return classes, nil
 }
+
+// NodeOverlays reads Karpenter NodeOverlays (see [nodeplan.DecodeNodeOverlays]); other kinds in
+// the same stream are left to their own readers.
+func (l *Loader) NodeOverlays(file string) ([]nodeplan.NodeOverlay, error) {
+	data, err := l.readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	overlays, err := nodeplan.DecodeNodeOverlays(data)
+	if err != nil {
+		return nil, eachInFile(file, err)
+	}
+	return overlays, nil
+}
