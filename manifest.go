@@ -1,15 +1,18 @@
 package nodeplan
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v2"
 	"k8s.io/apimachinery/pkg/util/validation"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -25,12 +28,51 @@ const (
 type Manifests struct {
 	NodePools      []NodePool
 	EC2NodeClasses []EC2NodeClass
+	// Skipped lists the objects of kinds this package does not read but that belong beside
+	// NodePools — Karpenter's NodeOverlay, NodeClaim or CapacityBuffer, another provider's node
+	// class — so a stream such as `kubectl get nodepools,ec2nodeclasses,nodeoverlays -o yaml`
+	// loads. A caller can report them; they are not errors.
+	Skipped []SkippedObject
+}
+
+// SkippedObject is an object [DecodeManifests] left out, and why.
+type SkippedObject struct {
+	APIVersion, Kind, Name string
+	// Where locates it in the input ("document 2", "items[3]"); empty for a single document.
+	Where string
+	// Reason says why it was left out, e.g. "a Karpenter NodeOverlay: nodeplan does not apply
+	// overlays".
+	Reason string
+}
+
+// skipReason returns why an object of this apiVersion and kind is skipped rather than rejected,
+// or "" when it is an error: only known kinds that go with Karpenter's are skipped, so a typo in
+// "NodePool" or "EC2NodeClass" still fails.
+func skipReason(apiVersion, kind string) string {
+	group, version, grouped := strings.Cut(apiVersion, "/")
+	if !grouped || group == "" || version == "" {
+		return "" // Karpenter's kinds all live in API groups
+	}
+	switch {
+	case kind == "NodeOverlay" && group == "karpenter.sh":
+		return "a Karpenter NodeOverlay: nodeplan does not apply overlays to instance types"
+	case kind == "NodeClaim" && group == "karpenter.sh":
+		return "a Karpenter NodeClaim: the record of a launch, not configuration"
+	case kind == "CapacityBuffer":
+		return "a CapacityBuffer: nodeplan does not provision buffers from this input"
+	case strings.HasSuffix(kind, "NodeClass") && kind != KindEC2NodeClass && group != "karpenter.k8s.aws":
+		return fmt.Sprintf("another provider's node class (%s %s): nodeplan reads EC2NodeClasses", apiVersion, kind)
+	}
+	return ""
 }
 
 // DecodeManifests reads karpenter.sh/v1 NodePool and karpenter.k8s.aws/v1 EC2NodeClass objects
-// from YAML (or JSON): one document or many separated by "---" lines, and "kind: List" documents
-// as `kubectl get -o yaml` writes them. Empty documents are skipped. Any other kind or API
-// version is an error naming the document and the kind.
+// from YAML or JSON, split with apimachinery's readers as kubectl splits them: one document or
+// many separated by "---" lines, a stream of JSON objects, and "kind: List" documents as
+// `kubectl get -o yaml|json` writes them (status and server-set metadata are ignored). Empty
+// documents are skipped. Objects that go with Karpenter's but that this package does not read
+// (a NodeOverlay, another provider's node class) are listed in [Manifests.Skipped]; any other
+// kind or API version is an error naming the document and the kind.
 //
 // Every problem in the input is reported at once, joined with errors.Join: YAML syntax errors per
 // document, and otherwise one [*FieldError] per problem, naming the object (`NodePool "gpu"`, with
@@ -40,7 +82,8 @@ type Manifests struct {
 // Checked, as Karpenter's CRD checks them: types; unknown fields (Karpenter's API server would
 // prune or reject them; a field in its v1beta1 place gets a hint); metadata.name present, a valid
 // object name and unique per kind; weight 0-100; label keys and values; requirement operators
-// (In, NotIn, Exists, DoesNotExist, Gt, Lt) and their values (Gt and Lt take one integer),
+// (In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte) and their values (the last four take one
+// non-negative integer), spec.replicas (at least 0; then no weight and only limits.nodes),
 // minValues 1-50 and, with In, at most the number of values; requirements on one key that
 // contradict each other; taint effects; durations (Go syntax: "30s", "1h30m", "720h"; "Never"
 // where Karpenter allows it); consolidationPolicy; budgets (nodes a count or 0-100%, a cron
@@ -54,7 +97,10 @@ type Manifests struct {
 // metadata other than name and the whole status are ignored.
 func DecodeManifests(data []byte) (Manifests, error) {
 	d := manifestDecoder{}
-	docs := splitDocuments(data)
+	docs, err := readDocuments(data)
+	if err != nil {
+		d.errs = append(d.errs, err)
+	}
 	d.numbered = len(docs) > 1
 	for _, doc := range docs {
 		d.document(doc)
@@ -100,52 +146,63 @@ func EncodeManifests(m Manifests) ([]byte, error) {
 	return bytes.Join(docs, []byte("---\n")), nil
 }
 
-// document is one YAML document of the input, with the line it starts on.
+// document is one YAML or JSON document of the input, with the line it starts on.
 type document struct {
-	number int // 1-based, counting every document including empty ones
+	number int // 1-based, counting the non-blank documents
 	line   int // 1-based line of the input the document starts on
 	data   []byte
 }
 
-// splitDocuments splits a YAML stream at "---" (document start) and "..." (document end) lines.
-// A "---" that opens the stream starts the first document rather than ending an empty one.
-func splitDocuments(data []byte) []document {
+// readDocuments splits the input with apimachinery's readers, as kubectl does: a stream of JSON
+// objects when it starts with '{', else YAML documents separated by "---" lines (a JSON object is
+// a YAML document too). It fails only on a JSON stream that does not parse.
+func readDocuments(data []byte) ([]document, error) {
 	var docs []document
-	start, startLine, line := 0, 1, 1
-	for pos := 0; pos <= len(data); line++ {
-		end := bytes.IndexByte(data[pos:], '\n')
-		next := len(data) + 1
-		if end >= 0 {
-			end += pos
-			next = end + 1
-		} else {
-			end = len(data)
+	add := func(doc []byte, from int) int {
+		line := 1
+		if k := bytes.Index(data[from:], doc); k >= 0 {
+			from += k
+			line += bytes.Count(data[:from], []byte("\n")) + leadingBlankLines(doc)
+			from += len(doc)
 		}
-		text := strings.TrimRight(string(data[pos:end]), "\r")
-		if isDocumentMarker(text) {
-			docs = append(docs, document{line: startLine, data: data[start:pos]})
-			start, startLine = min(next, len(data)), line+1
+		if len(bytes.TrimSpace(doc)) > 0 {
+			docs = append(docs, document{number: len(docs) + 1, line: line, data: doc})
 		}
-		pos = next
+		return from
 	}
-	docs = append(docs, document{line: startLine, data: data[start:]})
-	if len(docs) > 1 && len(bytes.TrimSpace(docs[0].data)) == 0 {
-		docs = docs[1:]
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for from := 0; ; {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
+				return docs, nil
+			} else if err != nil {
+				return docs, fmt.Errorf("nodeplan: document %d: %w", len(docs)+1, err)
+			}
+			from = add(raw, from)
+		}
 	}
-	for i := range docs {
-		docs[i].number = i + 1
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for from := 0; ; {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		} else if err != nil {
+			return docs, fmt.Errorf("nodeplan: document %d: %w", len(docs)+1, err)
+		}
+		from = add(doc, from)
 	}
-	return docs
 }
 
-func isDocumentMarker(line string) bool {
-	for _, m := range []string{"---", "..."} {
-		if rest, ok := strings.CutPrefix(line, m); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
-			rest = strings.TrimSpace(rest)
-			return rest == "" || rest[0] == '#'
+func leadingBlankLines(doc []byte) int {
+	n := 0
+	for {
+		i := bytes.IndexByte(doc, '\n')
+		if i < 0 || len(bytes.TrimSpace(doc[:i])) > 0 {
+			return n
 		}
+		doc, n = doc[i+1:], n+1
 	}
-	return false
 }
 
 // manifestDecoder accumulates the objects and errors of one input.
@@ -225,6 +282,10 @@ func (d *manifestDecoder) object(v any, where string, listAllowed bool) {
 	case "":
 		w.fail("kind", "", "required: NodePool (karpenter.sh/v1) or EC2NodeClass (karpenter.k8s.aws/v1)")
 	default:
+		if reason := skipReason(apiVersion, kind); reason != "" {
+			d.out.Skipped = append(d.out.Skipped, SkippedObject{APIVersion: apiVersion, Kind: kind, Name: name, Where: where, Reason: reason})
+			return
+		}
 		w.fail("kind", kind, "a kind this package reads: NodePool (karpenter.sh/v1) or EC2NodeClass (karpenter.k8s.aws/v1)")
 	}
 	if wantVersion == "" {

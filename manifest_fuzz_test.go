@@ -53,6 +53,12 @@ func FuzzDecodeManifests(f *testing.F) {
 			}
 			return
 		}
+		for _, s := range m.Skipped {
+			if s.Kind == "" || s.APIVersion == "" || s.Reason == "" {
+				t.Errorf("skipped object %+v lacks its kind, apiVersion or reason", s)
+			}
+		}
+		m.Skipped = nil // the encoder writes what was read, not what was skipped
 		out, err := EncodeManifests(m)
 		if err != nil {
 			t.Fatalf("EncodeManifests(DecodeManifests(%q)): %v", data, err)

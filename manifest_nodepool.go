@@ -2,6 +2,7 @@ package nodeplan
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,6 +83,18 @@ func decodeNodePoolSpec(w *walker, spec *node) NodePool {
 
 	p.Disruption = decodeDisruption(w, spec.child("disruption"))
 	p.Limits = spec.resources("limits")
+	if n, ok := spec.integer("replicas", 0, math.MaxInt64); ok {
+		p.Replicas = &n
+		// Karpenter's CRD rules for static pools.
+		for _, k := range sortedKeys(p.Limits) {
+			if q := p.Limits[k]; k != ResourceNodes {
+				w.fail(spec.at("limits")+"."+string(k), q.String(), "only limits.nodes on a static NodePool (spec.replicas is set)")
+			}
+		}
+		if spec.has("weight") {
+			w.fail(spec.at("weight"), fmt.Sprint(p.Weight), "unset: weight is not supported on a static NodePool (spec.replicas is set)")
+		}
+	}
 	spec.finish(nil)
 	return p
 }
@@ -140,17 +153,18 @@ func decodeRequirements(w *walker, ts *node) Requirements {
 			if len(values) > 0 {
 				w.fail(it.at("values"), strings.Join(values, ", "), fmt.Sprintf("empty: operator %s takes no values", op))
 			}
-		case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
+		case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt, NodeSelectorOpGte, NodeSelectorOpLte:
+			// Karpenter's NodePool validation: a single non-negative integer for all four.
 			if len(values) != 1 {
-				w.fail(it.at("values"), strings.Join(values, ", "), fmt.Sprintf("exactly one integer, for operator %s", op))
-			} else if _, err := strconv.ParseInt(values[0], 10, 64); err != nil {
-				w.fail(it.at("values[0]"), values[0], fmt.Sprintf("an integer, for operator %s", op))
+				w.fail(it.at("values"), strings.Join(values, ", "), fmt.Sprintf("exactly one non-negative integer, for operator %s", op))
+			} else if n, err := strconv.ParseInt(values[0], 10, 64); err != nil || n < 0 || nodeOp == NodeSelectorOpLte && n == math.MaxInt64 {
+				w.fail(it.at("values[0]"), values[0], fmt.Sprintf("a non-negative integer, for operator %s", op))
 			}
 		default:
 			if !hasOp {
-				w.fail(it.at("operator"), "", "required: In, NotIn, Exists, DoesNotExist, Gt or Lt")
+				w.fail(it.at("operator"), "", "required: In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte or Lte")
 			} else {
-				w.fail(it.at("operator"), op, "an operator: In, NotIn, Exists, DoesNotExist, Gt or Lt")
+				w.fail(it.at("operator"), op, "an operator: In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte or Lte")
 			}
 		}
 		if len(w.errs) > before {
@@ -352,6 +366,7 @@ func EncodeNodePool(p NodePool) ([]byte, error) {
 		}
 	}
 	s.Weight = p.Weight
+	s.Replicas = p.Replicas
 	return marshalYAML(doc)
 }
 
@@ -383,6 +398,7 @@ type (
 		Disruption disruptionYAML    `yaml:"disruption"`
 		Limits     map[string]string `yaml:"limits,omitempty"`
 		Weight     int32             `yaml:"weight,omitempty"`
+		Replicas   *int64            `yaml:"replicas,omitempty"`
 	}
 	templateYAML struct {
 		Metadata *templateMetadataYAML `yaml:"metadata,omitempty"`

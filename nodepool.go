@@ -31,6 +31,12 @@ type NodePool struct {
 	Limits corev1.ResourceList
 	// Disruption says when the pool's nodes may be removed or replaced.
 	Disruption Disruption
+	// Replicas, when set, makes the pool static (Karpenter v1.14's spec.replicas, alpha there):
+	// it keeps this many nodes whatever the pending pods, consolidationPolicy and
+	// consolidateAfter are ignored, only Limits[ResourceNodes] may be set, and Weight must be
+	// 0. Nil is an ordinary, demand-driven pool. This package decodes, encodes and validates the
+	// field; acting on it is the controller's job.
+	Replicas *int64
 }
 
 // NodeClaimTemplate is the part of a NodePool copied into every NodeClaim it launches.

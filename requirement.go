@@ -20,6 +20,8 @@ import (
 //	DoesNotExist absent
 //	Gt n         present, an integer greater than n
 //	Lt n         present, an integer less than n
+//	Gte n        present, an integer at least n (Karpenter v1.14; NodePools only)
+//	Lte n        present, an integer at most n (Karpenter v1.14; NodePools only)
 //
 // Requirements built from several operators on the same key are intersected exactly, so "Exists
 // and NotIn [a]" stays "present and not a" rather than losing the Exists.
@@ -45,8 +47,18 @@ type Requirement struct {
 	min, max       int64
 }
 
+// Karpenter v1.14's inclusive integer operators. Kubernetes' node affinity has no such
+// operators: a requirement built from them turns into Gt/Lt in [Requirement.NodeSelectorRequirements].
+const (
+	// NodeSelectorOpGte accepts an integer label value at least the requirement's value.
+	NodeSelectorOpGte corev1.NodeSelectorOperator = "Gte"
+	// NodeSelectorOpLte accepts an integer label value at most the requirement's value.
+	NodeSelectorOpLte corev1.NodeSelectorOperator = "Lte"
+)
+
 // NewRequirement builds a requirement from a Kubernetes node-selector operator. In and NotIn take
-// one or more values; Exists and DoesNotExist none; Gt and Lt exactly one integer.
+// one or more values; Exists and DoesNotExist none; Gt and Lt exactly one integer; Gte and Lte
+// exactly one non-negative integer (Karpenter's NodePool validation), Lte below 2^63-1.
 func NewRequirement(key string, op corev1.NodeSelectorOperator, values ...string) (Requirement, error) {
 	r := Requirement{Key: key}
 	if key == "" {
@@ -93,8 +105,26 @@ func NewRequirement(key string, op corev1.NodeSelectorOperator, values ...string
 			}
 			r.hasMax, r.max = true, n-1
 		}
+	case NodeSelectorOpGte, NodeSelectorOpLte:
+		if len(values) != 1 {
+			return r, fmt.Errorf("nodeplan: requirement %s %s needs exactly one integer value, got %q", key, op, values)
+		}
+		n, err := strconv.ParseInt(values[0], 10, 64)
+		if err != nil || n < 0 {
+			return r, fmt.Errorf("nodeplan: requirement %s %s needs a non-negative integer value, got %q", key, op, values[0])
+		}
+		r.mustExist = true
+		if op == NodeSelectorOpGte {
+			r.hasMin, r.min = true, n
+		} else {
+			if n == math.MaxInt64 {
+				// Lt cannot express it; no label value of 2^63-1 is worth the inexactness.
+				return r, fmt.Errorf("nodeplan: requirement %s Lte needs a value below %d, got %q", key, int64(math.MaxInt64), values[0])
+			}
+			r.hasMax, r.max = true, n
+		}
 	default:
-		return r, fmt.Errorf("nodeplan: requirement %s has unknown operator %q (want In, NotIn, Exists, DoesNotExist, Gt or Lt)", key, op)
+		return r, fmt.Errorf("nodeplan: requirement %s has unknown operator %q (want In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte or Lte)", key, op)
 	}
 	return r, nil
 }

@@ -31,6 +31,7 @@ var (
 var allOperators = []corev1.NodeSelectorOperator{
 	corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn, corev1.NodeSelectorOpExists,
 	corev1.NodeSelectorOpDoesNotExist, corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt,
+	NodeSelectorOpGte, NodeSelectorOpLte,
 }
 
 func genRequirement(key string) *rapid.Generator[Requirement] {
@@ -42,6 +43,8 @@ func genRequirement(key string) *rapid.Generator[Requirement] {
 			values = rapid.SliceOfN(rapid.SampledFrom(testValues), 1, 3).Draw(t, "values")
 		case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
 			values = []string{rapid.SampledFrom(testBounds).Draw(t, "bound")}
+		case NodeSelectorOpGte, NodeSelectorOpLte:
+			values = []string{rapid.SampledFrom([]string{"0", "1", "2", "3", "4", "6"}).Draw(t, "bound")}
 		}
 		r, err := NewRequirement(key, op, values...)
 		if err != nil {
