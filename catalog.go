@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +16,10 @@ import (
 // catalogFile is the JSON shape of an instance catalog: an object with an instanceTypes array,
 // each with name, labels, capacity, allocatable and offerings (see shared/data/catalog.json).
 type catalogFile struct {
-	InstanceTypes []catalogType `json:"instanceTypes"`
+	Region        string            `json:"region"`
+	Zones         []string          `json:"zones"`
+	Notes         []string          `json:"notes"`
+	InstanceTypes []json.RawMessage `json:"instanceTypes"`
 }
 
 type catalogType struct {
@@ -24,7 +27,7 @@ type catalogType struct {
 	Labels      map[string]string `json:"labels"`
 	Capacity    map[string]string `json:"capacity"`
 	Allocatable map[string]string `json:"allocatable"`
-	Offerings   []catalogOffering `json:"offerings"`
+	Offerings   []json.RawMessage `json:"offerings"`
 }
 
 type catalogOffering struct {
@@ -34,17 +37,27 @@ type catalogOffering struct {
 	Available    *bool    `json:"available"`
 }
 
-// DecodeCatalog reads an instance catalog: a JSON object with an "instanceTypes" array whose
+// Prices a catalog may hold, in USD per hour. Below the minimum a price prints as $0.0000 and
+// reads as free; above the maximum, sums over a cluster lose meaning (and 1e308 overflows to
+// +Inf, which JSON cannot carry). Real prices are between about $0.001 and $400 an hour.
+const (
+	MinCatalogPrice = 1e-6
+	MaxCatalogPrice = 1e6
+)
+
+// DecodeCatalog reads an instance catalog: a JSON object with an "instanceTypes" array (and,
+// for people, optional "region", "zones" and "notes") whose
 // elements have name, labels, capacity and allocatable (resource name → Kubernetes quantity
 // string) and offerings (zone, capacityType, price in USD per hour, available).
 //
 // The overhead of each type is capacity − allocatable, kept as kube-reserved. Every problem is
-// reported, naming the type and field; a missing or non-positive price is an error, never a free
-// instance.
+// reported, naming the type and field: unknown fields (a misspelt "availabel" would otherwise
+// leave the offering available), a missing price or one outside [MinCatalogPrice,
+// MaxCatalogPrice] (never a free instance), two offerings for the same zone and capacity type,
+// a type named twice.
 func DecodeCatalog(data []byte) ([]InstanceType, error) {
 	var f catalogFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&f); err != nil {
+	if err := strictJSON(data, &f); err != nil {
 		return nil, fmt.Errorf("nodeplan: catalog: %w", err)
 	}
 	if f.InstanceTypes == nil {
@@ -53,7 +66,12 @@ func DecodeCatalog(data []byte) ([]InstanceType, error) {
 	var errs []error
 	seen := map[string]bool{}
 	out := make([]InstanceType, 0, len(f.InstanceTypes))
-	for i, ct := range f.InstanceTypes {
+	for i, raw := range f.InstanceTypes {
+		var ct catalogType
+		err := strictJSON(raw, &ct)
+		if err != nil {
+			_ = json.Unmarshal(raw, &struct{ Name *string }{&ct.Name}) // for the object's name
+		}
 		obj := fmt.Sprintf("instanceTypes[%d]", i)
 		if ct.Name != "" {
 			obj = fmt.Sprintf("instanceTypes[%d] (%s)", i, ct.Name)
@@ -61,15 +79,19 @@ func DecodeCatalog(data []byte) ([]InstanceType, error) {
 		fe := func(field, value, expected string) {
 			errs = append(errs, &FieldError{Object: "catalog " + obj, Field: field, Value: value, Expected: expected})
 		}
+		if err != nil {
+			jsonFieldError(err, "", fe)
+			continue
+		}
 		if ct.Name == "" {
 			fe("name", "", "required")
 		} else if seen[ct.Name] {
 			fe("name", ct.Name, "unique (the type appears twice)")
 		}
 		seen[ct.Name] = true
-		capacity, err := parseResourceMap(ct.Capacity, "capacity", fe)
-		alloc, err2 := parseResourceMap(ct.Allocatable, "allocatable", fe)
-		if err || err2 {
+		capacity, bad := parseResourceMap(ct.Capacity, "capacity", fe)
+		alloc, bad2 := parseResourceMap(ct.Allocatable, "allocatable", fe)
+		if bad || bad2 {
 			continue
 		}
 		if len(capacity) == 0 {
@@ -98,8 +120,14 @@ func DecodeCatalog(data []byte) ([]InstanceType, error) {
 		if _, ok := it.Labels[LabelInstanceType]; !ok && ct.Name != "" {
 			it.Labels[LabelInstanceType] = ct.Name
 		}
-		for j, o := range ct.Offerings {
+		offeringAt := map[[2]string]int{}
+		for j, rawOffering := range ct.Offerings {
 			field := fmt.Sprintf("offerings[%d]", j)
+			var o catalogOffering
+			if err := strictJSON(rawOffering, &o); err != nil {
+				jsonFieldError(err, field+".", fe)
+				continue
+			}
 			ok := true
 			if o.Zone == "" {
 				fe(field+".zone", "", "required")
@@ -112,9 +140,17 @@ func DecodeCatalog(data []byte) ([]InstanceType, error) {
 			if o.Price == nil {
 				fe(field+".price", "", "required (USD per hour); an unpriced offering would look free")
 				ok = false
-			} else if !(*o.Price > 0) || math.IsInf(*o.Price, 0) {
-				fe(field+".price", fmt.Sprint(*o.Price), "a positive price in USD per hour")
+			} else if !(*o.Price >= MinCatalogPrice && *o.Price <= MaxCatalogPrice) {
+				fe(field+".price", strconv.FormatFloat(*o.Price, 'g', -1, 64),
+					fmt.Sprintf("a price in USD per hour from %g to %g", MinCatalogPrice, MaxCatalogPrice))
 				ok = false
+			}
+			key := [2]string{o.Zone, o.CapacityType}
+			if k, dup := offeringAt[key]; dup && o.Zone != "" {
+				fe(field, o.Zone+" "+o.CapacityType, fmt.Sprintf("one offering per zone and capacity type (offerings[%d] is the same)", k))
+				ok = false
+			} else {
+				offeringAt[key] = j
 			}
 			if !ok {
 				continue
@@ -129,6 +165,35 @@ func DecodeCatalog(data []byte) ([]InstanceType, error) {
 	}
 	slices.SortStableFunc(out, func(a, b InstanceType) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// strictJSON decodes one JSON value, refusing fields v does not have and anything after it.
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// jsonFieldError reports a strictJSON error as a field error under prefix: an unknown field by
+// its name, a value of the wrong type by its field.
+func jsonFieldError(err error, prefix string, fe func(field, value, expected string)) {
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		fe(prefix+te.Field, te.Value, "a JSON "+te.Type.String())
+	default:
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			fe(prefix+strings.Trim(name, `"`), "", "a known field (name, labels, capacity, allocatable, offerings; an offering has zone, capacityType, price, available)")
+			return
+		}
+		fe(strings.TrimSuffix(prefix, "."), "", "valid JSON: "+err.Error())
+	}
 }
 
 func parseResourceMap(m map[string]string, field string, fe func(field, value, expected string)) (corev1.ResourceList, bool) {

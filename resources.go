@@ -226,3 +226,30 @@ func defaultContainerRequests(cs []corev1.Container) []corev1.Container {
 	}
 	return out
 }
+
+// MaxMilliValue is the largest amount, in milli-units, that code summing resources works with:
+// 2^58 milli-units, about 2.9e14 units — 256 TiB of memory, 288 trillion CPUs — far beyond any
+// node, and small enough that 32 such amounts add up without overflowing an int64.
+const MaxMilliValue int64 = 1 << 58
+
+// MilliValue returns q in milli-units (rounded up, as resource.Quantity.MilliValue rounds),
+// saturated at ±[MaxMilliValue]. resource.Quantity.MilliValue wraps around instead for amounts
+// above about 9.2e15 units (a pod asking `memory: 9E`, a pool limit `cpu: 1e16`), turning them
+// into small or negative numbers. Saturating keeps their meaning: a request that large fits no
+// node, and a limit that large limits nothing.
+func MilliValue(q resource.Quantity) int64 {
+	const maxUnits = MaxMilliValue / 1000
+	switch {
+	case q.CmpInt64(maxUnits) > 0:
+		return MaxMilliValue
+	case q.CmpInt64(-maxUnits) < 0:
+		return -MaxMilliValue
+	}
+	return q.MilliValue()
+}
+
+// Value returns q in whole units (rounded up), saturated at ±[MaxMilliValue]/1000 as
+// [MilliValue] is, e.g. for a node-count limit such as `nodes: 1e30`.
+func Value(q resource.Quantity) int64 {
+	return MilliValue(q) / 1000
+}

@@ -94,12 +94,12 @@ func (p *problem) buildPools(in *Input) {
 		pl.used = make(vec, len(p.dims.names))
 		for name, q := range np.Limits {
 			if name == nodeplan.ResourceNodes {
-				pl.nodeLimit = q.Value()
+				pl.nodeLimit = nodeplan.Value(q)
 				continue
 			}
 			i := p.dims.index[name]
 			pl.limited[i] = true
-			pl.limit[i] = q.MilliValue()
+			pl.limit[i] = nodeplan.MilliValue(q) // saturated: cpu 1e16 limits nothing instead of wrapping
 		}
 		its := in.InstanceTypes
 		if own, ok := in.PoolInstanceTypes[np.Name]; ok {

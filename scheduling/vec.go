@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -58,7 +60,7 @@ func (d *dims) vec(rl corev1.ResourceList) vec {
 	v := make(vec, len(d.names))
 	for n, q := range rl {
 		if i, ok := d.index[n]; ok {
-			v[i] = q.MilliValue()
+			v[i] = nodeplan.MilliValue(q) // saturated: 9E fits nowhere instead of wrapping
 		}
 	}
 	return v
