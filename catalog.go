@@ -27,6 +27,15 @@ type catalogType struct {
 	Labels      map[string]string `json:"labels"`
 	Capacity    map[string]string `json:"capacity"`
 	Allocatable map[string]string `json:"allocatable"`
+	Offerings   []catalogOffering `json:"offerings"`
+}
+
+// catalogTypeRaw is catalogType as decoded: offerings one by one, so an error names its index.
+type catalogTypeRaw struct {
+	Name        string            `json:"name"`
+	Labels      map[string]string `json:"labels"`
+	Capacity    map[string]string `json:"capacity"`
+	Allocatable map[string]string `json:"allocatable"`
 	Offerings   []json.RawMessage `json:"offerings"`
 }
 
@@ -56,6 +65,13 @@ const (
 // MaxCatalogPrice] (never a free instance), two offerings for the same zone and capacity type,
 // a type named twice.
 func DecodeCatalog(data []byte) ([]InstanceType, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, fmt.Errorf("nodeplan: catalog: %w", err)
+	}
+	if _, ok := top["instanceTypes"]; !ok {
+		return nil, errors.New(`nodeplan: catalog: no "instanceTypes" array`)
+	}
 	var f catalogFile
 	if err := strictJSON(data, &f); err != nil {
 		return nil, fmt.Errorf("nodeplan: catalog: %w", err)
@@ -67,7 +83,7 @@ func DecodeCatalog(data []byte) ([]InstanceType, error) {
 	seen := map[string]bool{}
 	out := make([]InstanceType, 0, len(f.InstanceTypes))
 	for i, raw := range f.InstanceTypes {
-		var ct catalogType
+		var ct catalogTypeRaw
 		err := strictJSON(raw, &ct)
 		if err != nil {
 			_ = json.Unmarshal(raw, &struct{ Name *string }{&ct.Name}) // for the object's name
@@ -142,7 +158,7 @@ func DecodeCatalog(data []byte) ([]InstanceType, error) {
 				ok = false
 			} else if !(*o.Price >= MinCatalogPrice && *o.Price <= MaxCatalogPrice) {
 				fe(field+".price", strconv.FormatFloat(*o.Price, 'g', -1, 64),
-					fmt.Sprintf("a price in USD per hour from %g to %g", MinCatalogPrice, MaxCatalogPrice))
+					fmt.Sprintf("a positive price in USD per hour, from %g to %g", MinCatalogPrice, MaxCatalogPrice))
 				ok = false
 			}
 			key := [2]string{o.Zone, o.CapacityType}

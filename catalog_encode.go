@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -29,8 +28,8 @@ func EncodeCatalog(types []InstanceType) ([]byte, error) {
 			Offerings:   make([]catalogOffering, 0, len(it.Offerings)),
 		}
 		for _, o := range it.Offerings {
-			if !(o.Price > 0) || math.IsInf(o.Price, 0) {
-				errs = append(errs, fmt.Errorf("nodeplan: catalog: %s offering %s/%s: price %v is not a positive price in USD per hour", it.Name, o.Zone, o.CapacityType, o.Price))
+			if !(o.Price >= MinCatalogPrice && o.Price <= MaxCatalogPrice) {
+				errs = append(errs, fmt.Errorf("nodeplan: catalog: %s offering %s/%s: price %v is not a price in USD per hour from %g to %g", it.Name, o.Zone, o.CapacityType, o.Price, MinCatalogPrice, MaxCatalogPrice))
 				continue
 			}
 			price, avail := o.Price, o.Available
