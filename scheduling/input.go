@@ -87,7 +87,7 @@ type Options struct {
 	// half of a solve): for callers that only need the plan, such as the disruption planner's
 	// simulations. The plan is the same.
 	SkipLowerBound bool
-	// Effort scales the work the solver spends on its linear program (see patterns.go):
+	// Effort scales the work the solver spends on its linear program (see colgen.go):
 	// zero means 1; 4 spends up to four times as much for a tighter bound and, on workloads
 	// full of per-node caps (hostname spread, anti-affinity), a cheaper plan. The work is
 	// counted, not timed, so plans stay deterministic.
