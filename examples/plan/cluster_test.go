@@ -25,6 +25,13 @@ import (
 // fakeCluster serves the testdata snapshot through client-go's fake clients, with pages of two
 // objects so that listing has to follow continue tokens, and records every verb it is asked.
 func fakeCluster(t *testing.T) (verbs *[]string) {
+	verbs, _ = fakeClusterClients(t)
+	return verbs
+}
+
+// fakeClusterClients is fakeCluster, also returning the typed fake for tests that change the
+// cluster as they go.
+func fakeClusterClients(t *testing.T) (verbs *[]string, kube *kubefake.Clientset) {
 	t.Helper()
 	var l load.Loader
 	var objs []runtime.Object
@@ -56,7 +63,7 @@ func fakeCluster(t *testing.T) (verbs *[]string) {
 	for _, p := range pdbsIn {
 		objs = append(objs, p)
 	}
-	kube := kubefake.NewClientset(objs...)
+	kube = kubefake.NewClientset(objs...)
 
 	raw, err := os.ReadFile("testdata/nodepools.yaml")
 	if err != nil {
@@ -98,7 +105,7 @@ func fakeCluster(t *testing.T) (verbs *[]string) {
 		return kube, dyn, "https://fake.cluster.test", nil
 	}
 	t.Cleanup(func() { connectCluster = old })
-	return &recorded
+	return &recorded, kube
 }
 
 func TestClusterGivesTheSamePlanAsFiles(t *testing.T) {

@@ -70,19 +70,7 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	if err := applyPrices(snap, prices); err != nil {
 		return err
 	}
-	in := disruption.Input{
-		Pending:           snap.pending,
-		NodePools:         snap.pools,
-		InstanceTypes:     snap.catalog,
-		PoolInstanceTypes: snap.poolCatalog,
-		DaemonSets:        snap.daemonSets,
-		PDBs:              snap.pdbs,
-		Now:               now,
-		Options:           disruption.Options{Scheduling: scheduling.Options{NodeCost: scheduling.NodeCost{PerNode: nodeCost}}},
-	}
-	for _, n := range snap.nodes {
-		in.Nodes = append(in.Nodes, disruptionNode(n, snap.catalog))
-	}
+	in := disruptionInput(snap, now, nodeCost)
 
 	start := time.Now()
 	res, err := disruption.Plan(ctx, in)
@@ -100,6 +88,24 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	}
 	writeNoticesText(out, rep.Notices)
 	return rep.writeText(out, elapsed)
+}
+
+// disruptionInput is the planner's input for the snapshot at now.
+func disruptionInput(snap *snapshot, now time.Time, nodeCost float64) disruption.Input {
+	in := disruption.Input{
+		Pending:           snap.pending,
+		NodePools:         snap.pools,
+		InstanceTypes:     snap.catalog,
+		PoolInstanceTypes: snap.poolCatalog,
+		DaemonSets:        snap.daemonSets,
+		PDBs:              snap.pdbs,
+		Now:               now,
+		Options:           disruption.Options{Scheduling: scheduling.Options{NodeCost: scheduling.NodeCost{PerNode: nodeCost}}},
+	}
+	for _, n := range snap.nodes {
+		in.Nodes = append(in.Nodes, disruptionNode(n, snap.catalog))
+	}
+	return in
 }
 
 // disruptionNode describes a node to the planner from its labels, its pods and the catalog. The

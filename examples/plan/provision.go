@@ -53,17 +53,7 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	if err := applyPrices(snap, prices); err != nil {
 		return err
 	}
-	in := scheduling.Input{
-		Pods:              snap.pending,
-		NodePools:         snap.pools,
-		InstanceTypes:     snap.catalog,
-		PoolInstanceTypes: snap.poolCatalog,
-		DaemonSets:        snap.daemonSets,
-		Options:           scheduling.Options{NodeCost: scheduling.NodeCost{PerNode: nodeCost}},
-	}
-	for _, n := range snap.nodes {
-		in.Nodes = append(in.Nodes, scheduling.Node{Node: n.node, Pods: n.pods})
-	}
+	in := provisionInput(snap, nodeCost)
 
 	start := time.Now()
 	res, err := scheduling.Solve(ctx, in)
@@ -86,4 +76,21 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	}
 	writeNoticesText(out, rep.Notices)
 	return rep.writeText(out, res)
+}
+
+// provisionInput is the solver's input for the snapshot: its pending pods, with the existing
+// nodes' free room first.
+func provisionInput(snap *snapshot, nodeCost float64) scheduling.Input {
+	in := scheduling.Input{
+		Pods:              snap.pending,
+		NodePools:         snap.pools,
+		InstanceTypes:     snap.catalog,
+		PoolInstanceTypes: snap.poolCatalog,
+		DaemonSets:        snap.daemonSets,
+		Options:           scheduling.Options{NodeCost: scheduling.NodeCost{PerNode: nodeCost}},
+	}
+	for _, n := range snap.nodes {
+		in.Nodes = append(in.Nodes, scheduling.Node{Node: n.node, Pods: n.pods})
+	}
+	return in
 }

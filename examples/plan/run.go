@@ -28,10 +28,13 @@ const maxErrorLines = 10
 const usage = `usage:
   plan provision (--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--node-cost $/h] [-o text|json]
   plan catalog [--kubeconfig FILE | --current-context] [--region REGION] [--offline] > catalog.json
+  plan watch (--kubeconfig FILE | --current-context) [--interval 1m] [--metrics-addr :9090] [-v]
   plan disrupt (--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]
 
 provision: which nodes to launch for the pending pods, and why any pod cannot be placed.
 disrupt:   which managed nodes to delete or replace, and why the others stay.
+watch:     shadow mode beside the cluster's autoscaler: plans every pass as if in charge, acts
+           on nothing, and says what it would have done differently and at what cost.
 catalog:   the instance catalog the other two build when no --catalog is given: from EC2 with
            AWS credentials, else from nodeplan's embedded data, each assumption printed.
 With --kubeconfig or --current-context the inputs are listed from the cluster (read-only);
@@ -67,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cmd = disrupt
 	case "catalog":
 		cmd = catalogCmd
+	case "watch":
+		cmd = watch
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -78,9 +83,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 
-	// Output is buffered so that a failure half-way leaves stdout empty.
+	// Output is buffered so that a failure half-way leaves stdout empty — except watch's, a
+	// line per pass for as long as it runs.
 	var out bytes.Buffer
-	err := cmd(ctx, args[1:], &out, stderr)
+	var w io.Writer = &out
+	if args[0] == "watch" {
+		w = stdout
+	}
+	err := cmd(ctx, args[1:], w, stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
