@@ -94,3 +94,24 @@ func TestDriftChecksAreBatched(t *testing.T) {
 		t.Errorf("IsDrifted(launched later) = %v", err)
 	}
 }
+
+// A batched call stops when every caller of the batch has given up: shutdown is not held up
+// by a slow EC2 for the batch's minute-long bound.
+func TestBatchedCallHonoursCancellation(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	id := f.srv.LaunchInstance(ec2test.Instance{Type: "m5.large", Zone: "us-east-1a", Tags: map[string]string{"kubernetes.io/cluster/test": "owned"}})
+	f.srv.Inject("TerminateInstances", -1, ec2test.Fault{Delay: 50 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.p.Delete(ctx, "aws:///us-east-1a/"+id) }()
+	time.Sleep(100 * time.Millisecond) // let it join a batch and send the call
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Delete() after cancel = %v, want context.Canceled", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Delete() still waiting on EC2 20s after its context was cancelled")
+	}
+}

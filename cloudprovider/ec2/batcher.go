@@ -9,7 +9,9 @@ import (
 // batcher merges concurrent calls for single keys into one call for many. The first caller of a
 // batch waits window (or until max keys joined), then runs the call for everyone itself; there
 // is no background goroutine. The batched call runs under the leader's context values but not
-// its cancellation, bounded by a minute, so a follower is never failed by the leader giving up.
+// its cancellation alone, so a follower is never failed by the leader giving up: it is
+// cancelled once every caller of the batch has given up, and bounded by a minute regardless
+// (the SDK's own retries, with backoff, happen inside that bound).
 type batcher[K comparable, V any] struct {
 	window time.Duration
 	max    int
@@ -25,6 +27,19 @@ type batch[K comparable, V any] struct {
 	done    chan struct{}
 	results map[K]V
 	err     error
+
+	waiting int                // callers whose context has not ended
+	cancel  context.CancelFunc // of the running call; nil before it starts
+}
+
+// leave records that a caller's context ended; the last one cancels the call.
+func (b *batcher[K, V]) leave(bt *batch[K, V]) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	bt.waiting--
+	if bt.waiting == 0 && bt.cancel != nil {
+		bt.cancel()
+	}
 }
 
 // do returns the result for key, and whether the batch had one.
@@ -43,11 +58,14 @@ func (b *batcher[K, V]) do(ctx context.Context, key K) (V, bool, error) {
 		b.pending = bt
 	}
 	bt.keys = append(bt.keys, key)
+	bt.waiting++
 	if len(bt.keys) >= b.max && b.pending == bt {
 		b.pending = nil
 		close(bt.full)
 	}
 	b.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { b.leave(bt) })
+	defer stop()
 
 	if !leader {
 		select {
@@ -64,13 +82,17 @@ func (b *batcher[K, V]) do(ctx context.Context, key K) (V, bool, error) {
 	case <-bt.full:
 		t.Stop()
 	}
+	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	b.mu.Lock()
 	if b.pending == bt {
 		b.pending = nil
 	}
 	keys := bt.keys
+	bt.cancel = cancel
+	if bt.waiting == 0 { // everyone gave up during the window
+		cancel()
+	}
 	b.mu.Unlock()
-	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	bt.results, bt.err = b.run(runCtx, dedupe(keys))
 	cancel()
 	close(bt.done)
