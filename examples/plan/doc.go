@@ -1,6 +1,6 @@
 // Command plan is nodeplan's what-if tool: it runs the provisioning solver or the disruption
-// planner on a snapshot of a real cluster, saved with kubectl, and prints what nodeplan would do
-// and why — without touching the cluster or the cloud.
+// planner on a live cluster (read-only) or a snapshot of one saved with kubectl, and prints what
+// nodeplan would do and why — without touching the cluster or the cloud.
 //
 // provision decides which nodes to launch for the pending pods (pods without spec.nodeName),
 // after filling the free room of the existing nodes, and explains every pod it cannot place: which
@@ -21,7 +21,31 @@
 //
 // # Usage
 //
-// From the repository root:
+// On a live cluster (read-only: list only; examples/plan/shadow-rbac.yaml is the ClusterRole):
+//
+//	plan provision --current-context          # or --kubeconfig FILE [--context NAME]
+//	plan disrupt --current-context
+//	plan catalog --current-context > catalog.json
+//	plan watch --current-context [--interval 1m] [--metrics-addr :9090] [-v]
+//
+// Without --catalog the catalog is built for the cluster's region (--region, else the nodes'
+// region label, else the AWS configuration): from EC2 and the Pricing API when AWS credentials
+// answer, else (or with --offline) from the data nodeplan embeds, served by an in-process
+// ec2test so both take the same code path. Every assumption is a NOTE in the output: zones
+// assumed, spot prices modelled, and, for a region with no embedded prices, us-east-1's prices
+// with a WARNING, as Karpenter falls back. A pool whose EC2NodeClass changes what nodes
+// allocate (maxPods, reserved resources, root volume) gets a catalog of its own.
+//
+// --cost-model FILE applies what you really pay (pricing.CostModel: discounts, Savings Plan and
+// RI rates), then NodeOverlays (--nodeoverlays FILE, or the cluster's) adjust prices and add
+// extended resources as in Karpenter; --node-cost adds a per-node $/h. provision also reports
+// what the managed nodes cost against the same pods planned from scratch and the lower bound.
+//
+// watch is shadow mode: beside the incumbent autoscaler it plans every pass as if in charge,
+// acts on nothing, and prints what the incumbent launched and removed against what nodeplan
+// would have done and what that costs or saves, with nodeplan_shadow_* metrics.
+//
+// From files (a snapshot; file flags also replace single kinds of a live read):
 //
 //	go run ./examples/plan provision --pods pods.yaml --nodepools nodepools.yaml --catalog catalog.json \
 //		[--daemonsets ds.yaml] [--nodes nodes.yaml] [--node-cost 0.012] [-o text|json]
