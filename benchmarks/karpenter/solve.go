@@ -125,6 +125,7 @@ func runKarpenter(ctx context.Context, sc suite.Scenario, p *problem, o measure.
 	r.Unplaced = len(sc.Input.Pods) - placed
 	switch {
 	case timedOut:
+		r.CutOff = true
 		r.Note = fmt.Sprintf("stopped at the %v limit with %d pods not yet placed", timeout, r.Unplaced)
 	case len(res.PodErrors) > 0:
 		for pod, err := range res.PodErrors {

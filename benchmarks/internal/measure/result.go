@@ -33,6 +33,9 @@ type Result struct {
 	Violation  string `json:"violation,omitempty"`
 	// Note says anything else a reader must know (a timeout, a partial result).
 	Note string `json:"note,omitempty"`
+	// CutOff says the run was stopped at a time limit: Wall is a lower limit on its time, and
+	// Cost and Nodes are for the pods placed by then.
+	CutOff bool `json:"cutOff,omitempty"`
 }
 
 // CostOverLB is Cost/LowerBound, or 0 when there is no bound.

@@ -16,8 +16,10 @@ const (
 )
 
 // Chart writes an SVG with two panels: solve time against pod count on log-log axes (one line
-// per scenario family with several sizes, for each solver), and cost over the lower bound per
-// scenario as paired bars. peer names the other solver in the legend.
+// per scenario family with several sizes, for each solver; each family's largest scenario
+// labelled with both solvers' times; a run cut off at a time limit drawn as a lower limit, an
+// arrow up), and cost over the lower bound per scenario as paired bars with node counts. peer
+// names the other solver in the legend.
 func Chart(w io.Writer, peer string, ps []Pair) error {
 	const (
 		width    = 1100
@@ -87,6 +89,13 @@ func Chart(w io.Writer, peer string, ps []Pair) error {
 				x, y := xs(float64(r.Pods)), ys(r.Wall.Seconds())
 				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
 				title := html.EscapeString(fmt.Sprintf("%s %s: %s", r.Solver, r.Scenario, dur(r.Wall)))
+				if r.CutOff {
+					// Stopped at the time limit: the real time is longer. An arrow up says so.
+					title = html.EscapeString(fmt.Sprintf("%s %s: cut off at %s, still running", r.Solver, r.Scenario, dur(r.Wall)))
+					fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5"/>`, x, y-6, x, y-26, colour)
+					fmt.Fprintf(&b, `<path d="M%.1f %.1f l-4 7 h8 z" fill="%s"/>`, x, y-30, colour)
+					fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" fill="%s">≥ %s (cut off)</text>`+"\n", x+6, y-20, colour, html.EscapeString(dur(r.Wall)))
+				}
 				if side == 0 {
 					fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s"><title>%s</title></circle>`+"\n", x, y, colour, title)
 				} else {
@@ -97,11 +106,24 @@ func Chart(w io.Writer, peer string, ps []Pair) error {
 				fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", strings.Join(pts, " "), colour)
 			}
 		}
-		// Name the family beside its largest scenario, at the slower solver's point.
+		// Label both solvers' points of the family's largest scenario with the solver and its
+		// time, the slower one with the family's name too.
 		last := fps[len(fps)-1]
-		slow := max(last.Nodeplan.Wall, last.Peer.Wall)
-		if slow > 0 {
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" fill="#333">%s</text>`+"\n", xs(float64(last.Nodeplan.Pods))+7, ys(slow.Seconds())-5, html.EscapeString(f))
+		x := xs(float64(last.Nodeplan.Pods)) + 7
+		np, pr := last.Nodeplan, last.Peer
+		if np.Wall > 0 {
+			label := "nodeplan " + dur(np.Wall)
+			if np.Wall >= pr.Wall {
+				label = f + ": " + label
+			}
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s</text>`+"\n", x, ys(np.Wall.Seconds())+12, colourNodeplan, html.EscapeString(label))
+		}
+		if pr.Wall > 0 && !pr.CutOff {
+			label := peerShort(peer) + " " + dur(pr.Wall)
+			if pr.Wall > np.Wall {
+				label = f + ": " + label
+			}
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s</text>`+"\n", x, ys(pr.Wall.Seconds())-5, colourPeer, html.EscapeString(label))
 		}
 	}
 	legend := func(x, y int, colour, label string, square bool) {
@@ -122,8 +144,9 @@ func Chart(w io.Writer, peer string, ps []Pair) error {
 		maxRatio = math.Max(maxRatio, math.Max(p.Nodeplan.CostOverLB(), p.Peer.CostOverLB()))
 	}
 	// A loose bound (one node per anti-affinity pod, say) gives ratios far above the rest; the
-	// axis stops at 2 then, and longer bars are cut with their value written out.
-	scaleMax := math.Min(math.Ceil(maxRatio*2)/2, 2)
+	// axis runs to the largest ratio up to 5, and a longer bar is drawn broken — a white zigzag
+	// across its end — with its value written out, never silently clipped.
+	scaleMax := math.Min(math.Ceil(maxRatio*2)/2, 5)
 	bx := func(v float64) float64 { return barLeft + math.Min(v, scaleMax)/scaleMax*barWidth }
 	fmt.Fprintf(&b, `<text x="%d" y="25" font-size="15" font-weight="bold">Cost over lower bound (1 = provably optimal)</text>`+"\n", barLeft-150)
 	for v := 0.0; v <= scaleMax+1e-9; v += tick(scaleMax) {
@@ -139,23 +162,47 @@ func Chart(w io.Writer, peer string, ps []Pair) error {
 			v      float64
 			colour string
 			note   string
-		}{{p.Nodeplan.CostOverLB(), colourNodeplan, unplacedNote(p.Nodeplan.Unplaced)}, {p.Peer.CostOverLB(), colourPeer, unplacedNote(p.Peer.Unplaced)}} {
+			nodes  int
+		}{{p.Nodeplan.CostOverLB(), colourNodeplan, unplacedNote(p.Nodeplan.Unplaced), p.Nodeplan.Nodes},
+			{p.Peer.CostOverLB(), colourPeer, unplacedNote(p.Peer.Unplaced) + cutOffNote(p.Peer.CutOff), p.Peer.Nodes}} {
 			by := y + 3 + side*12
 			if r.v <= 0 {
 				continue
 			}
+			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="11" fill="%s"/>`, barLeft, by, bx(r.v)-barLeft, r.colour)
 			cut := ""
 			if r.v > scaleMax {
-				cut = " ›"
+				cut = " (bar broken)"
+				bxEnd := bx(r.v)
+				fmt.Fprintf(&b, `<path d="M%.1f %d l4 4 l-4 3 l4 4" fill="none" stroke="white" stroke-width="2"/>`, bxEnd-12, by)
 			}
-			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="11" fill="%s"/>`, barLeft, by, bx(r.v)-barLeft, r.colour)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10">%s%s%s</text>`+"\n", bx(r.v)+3, by+9, ratio(r.v), cut, r.note)
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10">%s · %s%s%s</text>`+"\n", bx(r.v)+3, by+9, ratio(r.v), nodesLabel(r.nodes), cut, r.note)
 		}
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">$/h ÷ lower bound</text>`+"\n", barLeft+barWidth/2, top+len(ps)*rowH+36)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">$/h ÷ lower bound (bars past %g drawn broken; value and node count written)</text>`+"\n", barLeft+barWidth/2, top+len(ps)*rowH+36, scaleMax)
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func cutOffNote(cut bool) string {
+	if cut {
+		return " (cut off)"
+	}
+	return ""
+}
+
+func nodesLabel(n int) string {
+	if n == 1 {
+		return "1 node"
+	}
+	return fmt.Sprintf("%d nodes", n)
+}
+
+// peerShort is the peer's name without its version, for point labels.
+func peerShort(peer string) string {
+	name, _, _ := strings.Cut(peer, " ")
+	return name
 }
 
 func unplacedNote(n int) string {

@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,5 +81,61 @@ func TestSplice(t *testing.T) {
 	}
 	if err := Splice(path, "missing", nil); err == nil {
 		t.Errorf("Splice(missing markers) = nil, want an error")
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite benchmarks/results/chart.svg from results.json")
+
+// The committed chart is what Chart draws from the committed results: a change to either shows
+// here. Regenerate with `go test ./benchmarks/internal/report -update` (no need to rerun the
+// benchmarks).
+func TestCommittedChartIsCurrent(t *testing.T) {
+	data, err := os.ReadFile("../../results/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results struct {
+		Results []Pair `json:"results"`
+	}
+	if err := json.Unmarshal(data, &results); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Chart(&b, "Karpenter v1.14.1", results.Results); err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile("../../results/chart.svg", b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	committed, err := os.ReadFile("../../results/chart.svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(committed, b.Bytes()) {
+		t.Errorf("benchmarks/results/chart.svg is not what Chart draws from results.json; run go test ./benchmarks/internal/report -update")
+	}
+	svg := b.String()
+	for _, want := range []string{"(cut off)", "nodeplan ", "Karpenter ", " nodes"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("chart lacks %q", want)
+		}
+	}
+}
+
+func TestChartDrawsCutOffRunsAsLowerLimits(t *testing.T) {
+	ps := pairs()
+	ps[1].Peer.CutOff = true
+	ps[2].Nodeplan.Cost = 9 // a ratio far past the axis
+	var b bytes.Buffer
+	if err := Chart(&b, "Karpenter v1.14.1", ps); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	for _, want := range []string{"≥ 2s (cut off)", "cut off at 2s, still running", "(bar broken)", "3 nodes"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("chart lacks %q", want)
+		}
 	}
 }
