@@ -37,6 +37,7 @@
 //	ec2:DescribeInstanceTypes, ec2:DescribeInstanceTypeOfferings   instance types and zones
 //	ec2:DescribeSubnets, ec2:DescribeSecurityGroups, ec2:DescribeImages   node class resolution
 //	ec2:DescribeLaunchTemplates, ec2:CreateLaunchTemplate           launch templates
+//	ec2:DeleteLaunchTemplate                                        single-use (per-launch token) templates
 //	ec2:CreateFleet, ec2:RunInstances, ec2:CreateTags               launching, tag-on-create
 //	ec2:DescribeInstances, ec2:TerminateInstances                   Get, List, Delete, drift
 //	iam:PassRole                                                    the nodes' role

@@ -259,6 +259,10 @@ func (p *Provider) launch(ctx context.Context, claim *nodeplan.NodeClaim, rc *re
 	}
 	in.ClientToken = aws.String(clientToken(claim.Name, attempt, in))
 
+	if claim.BootstrapToken != "" && nc.ResolvedAMIFamily() == nodeplan.AMIFamilyCustom && p.opts.Cluster.Kubeadm != nil {
+		// The templates hold this launch's token: no other launch can use them.
+		defer p.deleteTemplates(ctx, sortedKeys(byTemplate))
+	}
 	out, err := p.opts.EC2.CreateFleet(ctx, in)
 	if err != nil {
 		if code := errorCode(err); isTemplateNotFound(code) {
@@ -541,6 +545,23 @@ func (p *Provider) ensureTemplate(ctx context.Context, name string, data *ec2typ
 	c.known[name] = p.now()
 	c.mu.Unlock()
 	return nil
+}
+
+// deleteTemplates deletes single-use launch templates once their launch is done, so templates
+// do not pile up one per node (EC2 allows 5,000 a region). It runs even when ctx is done,
+// bounded by 30 seconds; a template it fails to delete is logged.
+func (p *Provider) deleteTemplates(ctx context.Context, names []string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for _, name := range names {
+		p.templates.mu.Lock()
+		delete(p.templates.known, name)
+		p.templates.mu.Unlock()
+		_, err := p.opts.EC2.DeleteLaunchTemplate(cctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(name)})
+		if err != nil && !isTemplateNotFound(errorCode(err)) {
+			p.log.Error("ec2: could not delete a single-use launch template", "name", name, "err", err)
+		}
+	}
 }
 
 // cleanupClaim terminates instances tagged for the claim, after a CreateFleet whose outcome is
