@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-const provisionSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--node-cost $/h] [-o text|json]"
+const provisionSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--pvcs FILE --pvs FILE --storageclasses FILE] [--node-cost $/h] [-o text|json]"
 
 // provision runs the solver on the snapshot and writes its plan to out.
 func provision(ctx context.Context, args []string, out, stderr io.Writer) error {
@@ -23,6 +26,9 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	f.StringVar(&files.catalog, "catalog", "", "`FILE` of the instance catalog: a JSON object with an instanceTypes array (default: built for the region, see plan catalog)")
 	f.StringVar(&files.daemonSets, "daemonsets", "", "`FILE` of apps/v1 DaemonSets whose pods run on new nodes (optional)")
 	f.StringVar(&files.nodes, "nodes", "", "`FILE` of existing Nodes, whose free room pending pods use first (optional)")
+	f.StringVar(&files.pvcs, "pvcs", "", "`FILE` of PersistentVolumeClaims: pending pods go where their volumes are (optional)")
+	f.StringVar(&files.pvs, "pvs", "", "`FILE` of PersistentVolumes, whose node affinity gives a bound claim's zone (optional)")
+	f.StringVar(&files.storageClasses, "storageclasses", "", "`FILE` of storage.k8s.io/v1 StorageClasses, whose allowedTopologies give an unbound claim's zones (optional)")
 	var nodeCost float64
 	f.Float64Var(&nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance (root volume, IPv4 address, per-host licences); weighed by the plan and included in its cost")
 	f.Var(&format, "o", "output `FORMAT`: text or json")
@@ -54,6 +60,17 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 		return err
 	}
 	in := provisionInput(snap, nodeCost)
+	if files.pvcs != "" || files.pvs != "" || files.storageClasses != "" {
+		// Pods go where their volumes are; those kube-scheduler will refuse whatever the plan
+		// are left out, with the reason.
+		vr := scheduling.ResolveVolumes(in.Pods, snap.volumes)
+		in.VolumeZones = vr.Zones
+		in.Pods = slices.Clone(in.Pods)
+		for _, pr := range vr.Problems {
+			snap.notices = append(snap.notices, fmt.Sprintf("pod %s left out: %s", pr.Pod, pr.Reason))
+			in.Pods = slices.DeleteFunc(in.Pods, func(p *corev1.Pod) bool { return p.Namespace+"/"+p.Name == pr.Pod })
+		}
+	}
 
 	start := time.Now()
 	res, err := scheduling.Solve(ctx, in)

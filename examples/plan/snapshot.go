@@ -13,11 +13,14 @@ import (
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/examples/plan/internal/load"
+	"github.com/nodeplan/nodeplan/scheduling"
 )
 
 // inputFiles are the files named on the command line; empty means not given.
 type inputFiles struct {
 	pods, nodes, nodePools, nodeClasses, nodeOverlays, catalog, daemonSets, pdbs string
+	// pvcs, pvs and storageClasses describe the pods' volumes (optional).
+	pvcs, pvs, storageClasses string
 }
 
 // snapshot is the cluster the input files describe.
@@ -35,6 +38,7 @@ type snapshot struct {
 	notices    []string
 	daemonSets []*appsv1.DaemonSet
 	pdbs       []*policyv1.PodDisruptionBudget
+	volumes    scheduling.Volumes
 }
 
 // clusterNode is an existing node, its pods and what its labels say about it.
@@ -102,6 +106,21 @@ func loadSnapshot(files inputFiles, l load.Loader) (*snapshot, error) {
 	}
 	if files.pdbs != "" {
 		if s.pdbs, err = l.PodDisruptionBudgets(files.pdbs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if files.pvcs != "" {
+		if s.volumes.PersistentVolumeClaims, err = l.PersistentVolumeClaims(files.pvcs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if files.pvs != "" {
+		if s.volumes.PersistentVolumes, err = l.PersistentVolumes(files.pvs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if files.storageClasses != "" {
+		if s.volumes.StorageClasses, err = l.StorageClasses(files.storageClasses); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeplan/nodeplan"
@@ -17,6 +18,9 @@ var (
 	kindNode       = kind{name: "Node", apiVersion: "v1", plural: "Nodes"}
 	kindDaemonSet  = kind{name: "DaemonSet", apiVersion: "apps/v1", plural: "DaemonSets"}
 	kindPDB        = kind{name: "PodDisruptionBudget", apiVersion: "policy/v1", plural: "PodDisruptionBudgets"}
+	kindPVC        = kind{name: "PersistentVolumeClaim", apiVersion: "v1", plural: "PersistentVolumeClaims"}
+	kindPV         = kind{name: "PersistentVolume", apiVersion: "v1", plural: "PersistentVolumes"}
+	kindSC         = kind{name: "StorageClass", apiVersion: "storage.k8s.io/v1", plural: "StorageClasses"}
 	defaultNSValue = "default"
 )
 
@@ -60,6 +64,21 @@ func (l *Loader) PodDisruptionBudgets(file string) ([]*policyv1.PodDisruptionBud
 		}
 		return errs
 	})
+}
+
+// PersistentVolumeClaims reads PersistentVolumeClaims.
+func (l *Loader) PersistentVolumeClaims(file string) ([]*corev1.PersistentVolumeClaim, error) {
+	return loadAll(l, file, kindPVC, true, func(*corev1.PersistentVolumeClaim) []error { return nil })
+}
+
+// PersistentVolumes reads PersistentVolumes.
+func (l *Loader) PersistentVolumes(file string) ([]*corev1.PersistentVolume, error) {
+	return loadAll(l, file, kindPV, false, func(*corev1.PersistentVolume) []error { return nil })
+}
+
+// StorageClasses reads storage.k8s.io/v1 StorageClasses.
+func (l *Loader) StorageClasses(file string) ([]*storagev1.StorageClass, error) {
+	return loadAll(l, file, kindSC, false, func(*storagev1.StorageClass) []error { return nil })
 }
 
 // object is a pointer to a Kubernetes object type.
