@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -36,14 +37,18 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 	if o.clusterName == "" {
 		return errors.New("--cluster-name is required with --kubeconfig (instances are tagged with it)")
 	}
-	if (o.nodePools == "") == (o.nodePoolsConfigMap == "") {
-		return errors.New("give exactly one of --nodepools (a file) and --nodepools-configmap (namespace/name)")
+	if o.nodePools != "" && o.nodePoolsConfigMap != "" {
+		return errors.New("give at most one of --nodepools (a file) and --nodepools-configmap (namespace/name); with neither, the cluster's NodePools and EC2NodeClasses are used")
 	}
 	restCfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return err
 	}
@@ -74,7 +79,14 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		return m.NodePools, nil
 	}
 	var pools controller.NodePoolSource
-	if o.nodePools != "" {
+	var clusterPools *controller.ClusterNodePools
+	switch {
+	case o.nodePools == "" && o.nodePoolsConfigMap == "":
+		// Karpenter's objects, watched: kubectl apply -f nodepool.yaml takes effect.
+		clusterPools = &controller.ClusterNodePools{Dynamic: dyn, Logger: log,
+			OnClasses: func(m map[string]*nodeplan.EC2NodeClass) { classes.Store(&m) }}
+		pools = clusterPools
+	case o.nodePools != "":
 		data, err := os.ReadFile(o.nodePools)
 		if err != nil {
 			return err
@@ -84,7 +96,7 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 			return fmt.Errorf("%s: %w", o.nodePools, err)
 		}
 		pools = controller.StaticNodePools(ps)
-	} else {
+	default:
 		ns, name, ok := strings.Cut(o.nodePoolsConfigMap, "/")
 		if !ok {
 			return fmt.Errorf("--nodepools-configmap %q is not namespace/name", o.nodePoolsConfigMap)
@@ -136,10 +148,13 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "nodeplan"})
+	if clusterPools != nil {
+		clusterPools.Recorder = recorder
+	}
 
 	lead := func(ctx context.Context) {
-		c := &controller.Controller{Client: client, Provider: provider, NodePools: pools, Solve: scheduling.Solve,
-			Planner: planner, Logger: log, Recorder: recorder, Metrics: metrics}
+		c := &controller.Controller{Client: client, Dynamic: dyn, Provider: provider, NodePools: pools, Solve: scheduling.Solve,
+			Planner: planner, Logger: log, Recorder: recorder, Metrics: metrics, Installation: o.installation, Adopt: o.adopt}
 		if err := c.Run(ctx); err != nil {
 			log.Error("controller stopped", "err", err)
 		}

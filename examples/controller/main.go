@@ -53,6 +53,9 @@ type options struct {
 	kubeadmToken       string
 	kubeadmCACertHash  string
 	interruptionQueue  string
+	installation       string
+	adopt              bool
+	printCRDs          bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -66,7 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", `serve Prometheus metrics on this address (e.g. ":8080"); off when empty`)
 	fs.StringVar(&o.planner, "planner", "disruption", "disruption planner: disruption (nodeplan's planner) or emptiness (empty nodes only)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "run against the cluster of this kubeconfig instead of simulating")
-	fs.StringVar(&o.nodePools, "nodepools", "", "file of Karpenter v1 NodePool (and EC2NodeClass) YAML")
+	fs.StringVar(&o.nodePools, "nodepools", "", "file of Karpenter v1 NodePool (and EC2NodeClass) YAML; default: the cluster's NodePools and EC2NodeClasses, watched")
 	fs.StringVar(&o.nodePoolsConfigMap, "nodepools-configmap", "", "namespace/name of a ConfigMap whose nodepools.yaml key holds the NodePools")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "with --kubeconfig: run only while holding the Lease, so replicas can run side by side")
 	fs.StringVar(&o.leaseNamespace, "lease-namespace", "kube-system", "namespace of the leader-election Lease")
@@ -80,6 +83,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kubeadmToken, "kubeadm-token", "", "with --kubeconfig: a bootstrap token; nodes of Custom node classes then join with kubeadm")
 	fs.StringVar(&o.kubeadmCACertHash, "kubeadm-ca-cert-hash", "", "with --kubeadm-token: sha256:<hex> pins of the cluster CA, comma-separated")
 	fs.StringVar(&o.interruptionQueue, "interruption-queue", "", "with --kubeconfig: URL of the SQS queue receiving EC2 interruption events")
+	fs.StringVar(&o.installation, "installation", "nodeplan", "with --kubeconfig: this installation's name on its NodeClaims (annotation nodeplan.io/installation); it acts only on those")
+	fs.BoolVar(&o.adopt, "adopt", false, "with --kubeconfig: take over NodeClaims of another installation (a Karpenter controller being replaced) and their Nodes and instances")
+	fs.BoolVar(&o.printCRDs, "print-crds", false, "print Karpenter's CRDs (NodePool, NodeClaim, EC2NodeClass, NodeOverlay) as YAML for kubectl apply, and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -100,6 +106,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.version {
 		fmt.Fprintln(stdout, version.String("controller"))
 		return nil
+	}
+	if o.printCRDs {
+		_, err := stdout.Write(controller.CRDYAML())
+		return err
 	}
 	if o.list {
 		for _, s := range scenarios {

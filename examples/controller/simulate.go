@@ -110,6 +110,7 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 
 	ctrl := &controller.Controller{
 		Client:    w.Client,
+		Dynamic:   w.Dynamic,
 		Provider:  w.Cloud,
 		NodePools: controller.StaticNodePools(pools),
 		Solve:     scheduling.Solve,

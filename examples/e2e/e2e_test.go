@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodeplan/nodeplan"
@@ -29,6 +30,7 @@ import (
 type env struct {
 	t       *testing.T
 	client  kubernetes.Interface
+	dynamic dynamic.Interface
 	cloud   *cloudprovider.Memory
 	kubelet *sim.Kubelet
 	deps    *sim.Deployments
@@ -67,6 +69,7 @@ func TestEndToEnd(t *testing.T) {
 	pools[0].Disruption.ConsolidateAfter = 5 * time.Second
 	e := &env{t: t, client: cp.Client, pools: pools, logs: &logs{},
 		cloud: &cloudprovider.Memory{Catalog: sim.Catalog()}}
+	e.dynamic = installCRDs(t, cp.Config)
 	e.kubelet = &sim.Kubelet{Client: cp.Client, Provider: e.cloud, BootTime: 2 * time.Second, ReadyTime: time.Second}
 	e.deps = &sim.Deployments{Client: cp.Client}
 	pods := &sim.Scheduler{Client: cp.Client, NoBind: true} // kube-scheduler binds; this starts pods
@@ -215,7 +218,7 @@ func inflate() *appsv1.Deployment {
 
 func (e *env) newController(name string) *controller.Controller {
 	return &controller.Controller{
-		Client: e.client, Provider: e.cloud, NodePools: controller.StaticNodePools(e.pools), Solve: scheduling.Solve,
+		Client: e.client, Dynamic: e.dynamic, Provider: e.cloud, NodePools: controller.StaticNodePools(e.pools), Solve: scheduling.Solve,
 		Logger:             slog.New(slog.NewTextHandler(e.logs, nil)).With("replica", name),
 		DisruptionInterval: 2 * time.Second, InterruptionInterval: time.Second, ReconcileInterval: 5 * time.Second,
 		EvictionRetry: time.Second, Timeouts: controller.Timeouts{Collect: 10 * time.Second},

@@ -67,9 +67,16 @@ type Claim struct {
 	// room they reserve on it can be released once they are pending again (and re-placed by
 	// the solver) or gone.
 	Planned map[string]corev1.ResourceList
-	// Adopted is true for claims rebuilt from the cloud after a restart: which pods they were
-	// for is not known, so they reserve no room.
+	// Adopted is true for claims rebuilt from their NodeClaim objects after a restart (or taken
+	// over from another installation): which pods they were for is not known, so they reserve
+	// no room.
 	Adopted bool
+	// UID is the NodeClaim object's; Nodes get an owner reference to it.
+	UID string
+	// Deleting is true when the NodeClaim object has a deletionTimestamp: someone asked for
+	// it to go (`kubectl delete nodeclaim`), and the termination finalizer holds it until the
+	// node is drained and the instance terminated.
+	Deleting bool
 }
 
 // ActionKind is an effect the tracker asks the controller to carry out.
@@ -218,6 +225,95 @@ func (t *Tracker) Begin(c nodeplan.NodeClaim, replacement bool, planned map[stri
 	return true
 }
 
+// Load puts claims read back from their NodeClaim objects into the table (those already there
+// are skipped), with the phase their Node shows: a claim without a provider ID is still
+// launching (a crash between the object and the cloud's answer: [Tracker.Reconcile] binds it
+// to its instance if the cloud has one); one whose Node is missing is launched; one whose
+// Node is there is registered, or initialized when the Node is ready for pods; one being
+// deleted, or whose Node carries [AnnotationTerminating], is terminating. It returns an
+// ActAdopt per claim loaded, in name order.
+func (t *Tracker) Load(claims []*Claim, nodes []*corev1.Node, now time.Time) []Action {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.initLocked()
+	byID := make(map[string]*corev1.Node, len(nodes))
+	for _, n := range nodes {
+		if n.Spec.ProviderID != "" {
+			byID[n.Spec.ProviderID] = n
+		}
+	}
+	var acts []Action
+	for _, in := range claims {
+		if t.claims[in.Name] != nil {
+			continue
+		}
+		c := copyClaim(in)
+		c.Adopted = true
+		if c.Created.IsZero() {
+			c.Created = now
+		}
+		c.Phase = PhaseLaunching
+		if c.Status.ProviderID != "" {
+			c.Phase = PhaseLaunched
+			placeByNode(c, byID[c.Status.ProviderID], now)
+		}
+		t.claims[c.Name] = c
+		acts = append(acts, Action{Kind: ActAdopt, Claim: copyClaim(c), Node: c.Status.NodeName})
+	}
+	slices.SortFunc(acts, func(a, b Action) int { return strings.Compare(a.Claim.Name, b.Claim.Name) })
+	return acts
+}
+
+// placeByNode sets a launched claim's phase from its Node (nil: not registered yet).
+func placeByNode(c *Claim, n *corev1.Node, now time.Time) {
+	if n != nil {
+		c.Phase = PhaseRegistered
+		c.Status.NodeName = n.Name
+		if nodeInitialized(n, c) {
+			c.Phase = PhaseInitialized
+			if c.Initialized.IsZero() {
+				c.Initialized = now
+			}
+			if c.LastPodEvent.IsZero() {
+				c.LastPodEvent = now
+			}
+		}
+		if r := n.Annotations[AnnotationTerminating]; r != "" {
+			c.Phase = PhaseTerminating
+			c.Reason = r
+		}
+		if n.DeletionTimestamp != nil && c.Phase != PhaseTerminating {
+			c.Phase = PhaseTerminating
+			c.Reason = reasonNodeDeleted
+		}
+	}
+	if c.Deleting && c.Phase != PhaseTerminating {
+		c.Phase = PhaseTerminating
+		c.Reason = reasonNodeClaimDeleted
+	}
+}
+
+// Reasons for terminations an operator asked for by deleting an object.
+const (
+	reasonNodeDeleted      = "NodeDeleted"
+	reasonNodeClaimDeleted = "NodeClaimDeleted"
+)
+
+// MarkDeleting records that the claim's NodeClaim or Node is being deleted and moves the claim
+// to PhaseTerminating. It reports false when the claim is unknown or already terminating.
+func (t *Tracker) MarkDeleting(name, reason string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.claims[name]
+	if !ok || c.Phase == PhaseTerminating {
+		return false
+	}
+	c.Deleting = true
+	c.Phase = PhaseTerminating
+	c.Reason = reason
+	return true
+}
+
 // Launched records what Provider.Create returned for the claim. It reports false when the
 // claim is no longer tracked (its launch timed out meanwhile): the caller must then delete the
 // instance, or it would leak.
@@ -226,6 +322,9 @@ func (t *Tracker) Launched(name string, launched *nodeplan.NodeClaim) bool {
 	defer t.mu.Unlock()
 	t.initLocked()
 	c, ok := t.claims[name]
+	if ok && c.Status.ProviderID != "" && c.Status.ProviderID == launched.Status.ProviderID {
+		return true // Reconcile bound it to its instance first
+	}
 	if !ok || c.Phase != PhaseLaunching {
 		return false
 	}
@@ -236,6 +335,15 @@ func (t *Tracker) Launched(name string, launched *nodeplan.NodeClaim) bool {
 	}
 	c.Phase = PhaseLaunched
 	return true
+}
+
+// SetUID records the UID of the claim's NodeClaim object.
+func (t *Tracker) SetUID(name, uid string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c, ok := t.claims[name]; ok {
+		c.UID = uid
+	}
 }
 
 // Forget drops a claim (its launch failed, or its instance is gone).
@@ -339,7 +447,13 @@ func (t *Tracker) Sync(nodes []*corev1.Node, now time.Time) []Action {
 		case PhaseLaunching:
 			// Create carries its own deadline; this is the backstop should a provider ignore
 			// it. The instance, if one appears, is adopted or collected by Reconcile.
-			if now.Sub(c.Created) > t.Timeouts.launch()+time.Minute {
+			limit := t.Timeouts.launch() + time.Minute
+			if c.Adopted {
+				// Restored from its object: no Create is running; its instance, if the cloud
+				// made one, is bound by Reconcile. Wait as long as for a registration.
+				limit = t.Timeouts.registration()
+			}
+			if now.Sub(c.Created) > limit {
 				delete(t.claims, name)
 				acts = append(acts, Action{Kind: ActLaunchTimeout, Claim: copyClaim(c)})
 			}
@@ -417,10 +531,10 @@ func nodeInitialized(n *corev1.Node, c *Claim) bool {
 // and returns what to do about differences, in a stable order. It acts only on what the table
 // proves is ours — its claims; an instance or a Node without a claim is never deleted:
 //
-//   - an instance no claim knows is adopted when it can be attributed to one of pools (by the
-//     claim name and NodePool the provider recorded): a claim launched by an earlier run of
-//     the controller. Its phase follows from its Node. Any other instance is reported once
-//     (ActStray) and left alone.
+//   - an instance no claim knows is bound to the claim named by its claim tag when that claim
+//     was restored still launching ([Tracker.Load]): an earlier run created the object and
+//     the instance but stopped before recording it (ActAdopt; its phase follows from its
+//     Node). Any other instance is reported once (ActStray) and left alone.
 //   - a claim whose instance is missing from MissedListings listings in a row spanning at least
 //     Timeouts.Collect is given up (ActInstanceGone); its Node is deleted with it only when the
 //     Node is not Ready (a Ready Node has a kubelet talking, whatever the listing says). A
@@ -428,7 +542,7 @@ func nodeInitialized(n *corev1.Node, c *Claim) bool {
 //   - a claim whose NodePool is not among pools for Timeouts.Collect is drained
 //     (ActPoolGone). pools nil means the pool source failed: no claim is judged by its pool.
 //
-// Called with an empty table, it is the rebuild after a restart.
+// It also fills in the price of claims restored from objects, which do not record it.
 func (t *Tracker) Reconcile(instances []*nodeplan.NodeClaim, nodes []*corev1.Node, pools []string, listedAt, now time.Time) []Action {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -450,28 +564,31 @@ func (t *Tracker) Reconcile(instances []*nodeplan.NodeClaim, nodes []*corev1.Nod
 	for _, inst := range instances {
 		id := inst.Status.ProviderID
 		listed[id] = true
-		if known[id] != nil {
+		if c := known[id]; c != nil {
+			if c.Status.Price == 0 {
+				c.Status.Price = inst.Status.Price // not recorded on the object
+			}
+			if c.Status.Capacity == nil {
+				c.Status.Capacity = inst.Status.Capacity
+			}
 			continue
 		}
-		if inst.Name != "" && slices.Contains(pools, inst.NodePool) && t.claims[inst.Name] == nil {
-			c := &Claim{NodeClaim: *inst, Phase: PhaseLaunched, Created: launchTime(&Claim{NodeClaim: *inst}), Adopted: true}
-			if c.Created.IsZero() {
-				c.Created = now
-			}
-			if n := byID[id]; n != nil {
-				c.Phase = PhaseRegistered
-				c.Status.NodeName = n.Name
-				if nodeInitialized(n, c) {
-					c.Phase = PhaseInitialized
-					c.Initialized = now
-					c.LastPodEvent = now
-				}
-				if n.Annotations[AnnotationTerminating] != "" {
-					c.Phase = PhaseTerminating
-					c.Reason = n.Annotations[AnnotationTerminating]
+		if c := t.claims[inst.Name]; inst.Name != "" && c != nil && c.Adopted && c.Phase == PhaseLaunching {
+			// Launched by an earlier run that stopped before it could record the instance.
+			spec := c.NodeClaim
+			c.NodeClaim.Status = inst.Status
+			c.Labels = spec.Labels
+			for k, v := range inst.Labels {
+				if _, ok := c.Labels[k]; !ok {
+					if c.Labels == nil {
+						c.Labels = map[string]string{}
+					}
+					c.Labels[k] = v
 				}
 			}
-			t.claims[inst.Name] = c
+			c.Phase = PhaseLaunched
+			placeByNode(c, byID[id], now)
+			known[id] = c
 			delete(t.strays, id)
 			acts = append(acts, Action{Kind: ActAdopt, Claim: copyClaim(c), Node: c.Status.NodeName})
 			continue

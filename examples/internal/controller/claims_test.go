@@ -260,55 +260,91 @@ func TestLaunchedAfterTimeout(t *testing.T) {
 	}
 }
 
-// TestRebuild is the restart: an empty table meets the cloud's instances and the Nodes.
+// restored returns a claim as read back from its NodeClaim object.
+func restored(name, pool, id string, at time.Time) *Claim {
+	c := &Claim{NodeClaim: claim(name, pool), Created: at}
+	if id != "" {
+		c.NodeClaim = *launched(name, pool, id, at)
+	}
+	return c
+}
+
+// TestRebuild is the restart: the table is loaded from the NodeClaim objects, then meets the
+// cloud's instances and the Nodes.
 func TestRebuild(t *testing.T) {
 	insts := []*nodeplan.NodeClaim{
 		launched("default-init", "default", "aws:///z/i-1", t0),
 		launched("default-boot", "default", "aws:///z/i-2", t0.Add(50*time.Minute)),
 		launched("default-term", "default", "aws:///z/i-3", t0),
-		launched("", "", "aws:///z/i-4", t0),                  // no claim recorded: not ours to adopt
-		launched("old-x", "removed-pool", "aws:///z/i-5", t0), // its pool is gone
+		launched("", "", "aws:///z/i-4", t0),                                   // no claim recorded: not ours
+		launched("old-x", "removed-pool", "aws:///z/i-5", t0),                  // no object: not ours either
+		launched("default-midl", "default", "aws:///z/i-6", t0.Add(time.Hour)), // launched, never recorded
+		launched("default-gone", "default", "aws:///z/i-7", t0),
 	}
 	term := node("ip-3", "aws:///z/i-3", ready, registered)
 	term.Annotations = map[string]string{AnnotationTerminating: "Empty"}
+	deleted := restored("default-gone", "default", "aws:///z/i-7", t0)
+	deleted.Deleting = true
 	nodes := []*corev1.Node{
 		node("ip-1", "aws:///z/i-1", ready, registered),
 		term,
 		node("ip-0", "aws:///z/i-0", ready, func(n *corev1.Node) { n.Labels[nodeplan.LabelNodePool] = "default" }), // instance gone
 		node("cp-1", "kubeadm://cp-1", ready), // another provider's node: never touched
 	}
+	objects := []*Claim{
+		restored("default-init", "default", "aws:///z/i-1", t0),
+		restored("default-boot", "default", "aws:///z/i-2", t0.Add(50*time.Minute)),
+		restored("default-term", "default", "aws:///z/i-3", t0),
+		restored("default-midl", "default", "", t0.Add(time.Hour)),
+		deleted,
+	}
 	now := t0.Add(time.Hour)
 	var tr Tracker
-	got := describe(tr.Reconcile(insts, nodes, []string{"default"}, now, now))
-	want := []string{"Adopt default-init @ip-1", "Adopt default-boot", "Adopt default-term @ip-3"}
-	if diff := cmp.Diff(want, got[:min(3, len(got))]); diff != "" {
+	got := describe(tr.Load(objects, nodes, now))
+	want := []string{"Adopt default-boot", "Adopt default-gone", "Adopt default-init @ip-1", "Adopt default-midl", "Adopt default-term @ip-3"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Load (-want +got):\n%s", diff)
+	}
+	got = describe(tr.Reconcile(insts, nodes, []string{"default"}, now, now))
+	want = []string{"Adopt default-midl", "Stray aws:///z/i-4", "Stray aws:///z/i-5"}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("first Reconcile (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]string{"default-init": "Initialized", "default-boot": "Launched", "default-term": "Terminating"},
-		phases(&tr)); diff != "" {
+	if diff := cmp.Diff(map[string]string{"default-init": "Initialized", "default-boot": "Launched", "default-term": "Terminating",
+		"default-midl": "Launched", "default-gone": "Terminating"}, phases(&tr)); diff != "" {
 		t.Errorf("phases after rebuild (-want +got):\n%s", diff)
 	}
 	if c := tr.Get("default-term"); c.Reason != "Empty" {
-		t.Errorf("adopted terminating claim has reason %q, want Empty", c.Reason)
+		t.Errorf("restored terminating claim has reason %q, want Empty", c.Reason)
+	}
+	if c := tr.Get("default-gone"); c.Reason != reasonNodeClaimDeleted {
+		t.Errorf("restored deleted claim has reason %q, want %s", c.Reason, reasonNodeClaimDeleted)
 	}
 	// Instances without a claim are reported once and never deleted; a Node without a claim
 	// (its instance gone or never ours) is never touched, however long it stays.
-	if diff := cmp.Diff([]string{"Stray aws:///z/i-4", "Stray aws:///z/i-5"}, got[3:]); diff != "" {
-		t.Errorf("strays (-want +got):\n%s", diff)
-	}
 	for _, at := range []time.Duration{time.Minute, 2 * time.Minute, time.Hour} {
 		if got := describe(tr.Reconcile(insts, nodes, []string{"default"}, now.Add(at), now.Add(at))); len(got) != 0 {
 			t.Errorf("Reconcile %v later = %v, want nothing", at, got)
 		}
 	}
 	later := now.Add(2 * time.Minute)
-	// The registering claim goes on to register; the adopted claims are not adopted twice.
-	if got := describe(tr.Reconcile(insts[:3], nodes[:2], []string{"default"}, later, later)); len(got) != 0 {
-		t.Errorf("Reconcile again = %v, want nothing", got)
+	// The registering claims go on to register; none is loaded or bound twice.
+	if got := describe(tr.Load(objects, nodes, later)); len(got) != 0 {
+		t.Errorf("Load again = %v, want nothing", got)
 	}
 	acts := tr.Sync([]*corev1.Node{nodes[0], nodes[1], node("ip-2", "aws:///z/i-2")}, later)
 	if diff := cmp.Diff([]string{"Register default-boot @ip-2"}, describe(acts)); diff != "" {
 		t.Errorf("Sync after rebuild (-want +got):\n%s", diff)
+	}
+	// A claim restored launching whose instance never shows up is given up after the
+	// registration timeout.
+	var tr2 Tracker
+	tr2.Load([]*Claim{restored("default-lost", "default", "", t0)}, nil, t0)
+	if got := describe(tr2.Sync(nil, t0.Add(10*time.Minute))); len(got) != 0 {
+		t.Errorf("restored launching claim after 10m = %v, want nothing yet", got)
+	}
+	if diff := cmp.Diff([]string{"LaunchTimeout default-lost"}, describe(tr2.Sync(nil, t0.Add(16*time.Minute)))); diff != "" {
+		t.Errorf("restored launching claim after 16m (-want +got):\n%s", diff)
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -37,6 +39,17 @@ type SolveFunc func(context.Context, scheduling.Input) (scheduling.Result, error
 type Controller struct {
 	// Client talks to the cluster. Required.
 	Client kubernetes.Interface
+	// Dynamic reads and writes the Karpenter objects (NodeClaims: the controller's record).
+	// Required; simulations pass k8s.io/client-go/dynamic/fake with [ListKinds].
+	Dynamic dynamic.Interface
+	// Installation names this controller's installation on the NodeClaims it creates
+	// (annotation nodeplan.io/installation); empty means "nodeplan". It acts only on the
+	// NodeClaims that carry it.
+	Installation string
+	// Adopt takes over NodeClaims that do not carry this installation's annotation — those of
+	// a Karpenter controller being replaced — and marks them as this installation's. Their
+	// instances and Nodes are used as they are: nothing is relaunched.
+	Adopt bool
 	// Provider launches and deletes instances. Required.
 	Provider cloudprovider.Provider
 	// NodePools gives the NodePools to provision from. Required.
@@ -102,6 +115,8 @@ type Controller struct {
 	pdbLister  cache.Indexer
 	dsLister   cache.Indexer
 	nsLister   cache.Indexer
+	// claimLister caches the NodeClaim objects.
+	claimLister cache.Indexer
 }
 
 const podNodeIndex = "spec.nodeName"
@@ -147,6 +162,9 @@ func (c *Controller) Validate() error {
 	var errs []error
 	if c.Client == nil {
 		errs = append(errs, errors.New("controller: Client is required"))
+	}
+	if c.Dynamic == nil {
+		errs = append(errs, errors.New("controller: Dynamic is required (the NodeClaims are the record)"))
 	}
 	if c.Provider == nil {
 		errs = append(errs, errors.New("controller: Provider is required"))
@@ -222,14 +240,26 @@ func (c *Controller) Run(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("controller: pod handler: %w", err)
 	}
+	dfactory := dynamicinformer.NewDynamicSharedInformerFactory(c.Dynamic, 0)
+	c.claimLister = dfactory.ForResource(NodeClaimGVR).Informer().GetIndexer()
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
+	dfactory.Start(ctx.Done())
+	defer dfactory.Shutdown()
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return fmt.Errorf("controller: %v informer did not sync", typ)
+		}
+	}
+	for gvr, ok := range dfactory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("controller: %v informer did not sync (are Karpenter's CRDs installed?)", gvr.Resource)
 		}
 	}
 	if src, ok := c.NodePools.(interface{ Start(context.Context) error }); ok {
@@ -266,6 +296,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.syncClaims(ctx, now)
 		if due("reconcile", orDefault(c.ReconcileInterval, 30*time.Second), now) {
 			c.reconcile(ctx)
+		}
+		if due("poolstatus", poolStatusInterval, now) {
+			c.updatePoolStatus(ctx)
 		}
 		if due("resolve", resolveInterval, now) && c.anyProvisionable() {
 			// A safety net: pods left pending (a failed launch, a pool without instance types

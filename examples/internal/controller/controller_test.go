@@ -69,6 +69,7 @@ func (h *harness) start(name string, mutate func(*controller.Controller)) func()
 	h.t.Helper()
 	c := &controller.Controller{
 		Client:    h.w.Client,
+		Dynamic:   h.w.Dynamic,
 		Provider:  h.w.Cloud,
 		NodePools: controller.StaticNodePools(h.pools),
 		Solve:     scheduling.Solve,
@@ -210,8 +211,8 @@ func TestRestartLosesNothing(t *testing.T) {
 		cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("instances after restart (-want +got):\n%s", diff)
 	}
-	if n := h.logs.count("adopted nodeclaim"); n != 1 {
-		t.Errorf(`"adopted nodeclaim" logged %d times, want 1`, n)
+	if n := h.logs.count("restored nodeclaim"); n != 1 {
+		t.Errorf(`"restored nodeclaim" logged %d times, want 1`, n)
 	}
 	if n := h.logs.count("launched nodeclaim"); n != 1 {
 		t.Errorf(`"launched nodeclaim" logged %d times across both runs, want 1 (no double launch)`, n)

@@ -109,6 +109,9 @@ func (c *Controller) checkDrift(ctx context.Context) {
 		if r != "" && was == "" {
 			c.log().Info("marking drifted", "nodeclaim", cl.Name, "node", cl.Status.NodeName, "reason", string(r))
 		}
+		if string(r) != was {
+			c.writeClaim(ctx, cl.Name)
+		}
 	}
 }
 

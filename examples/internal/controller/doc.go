@@ -14,27 +14,52 @@
 //     karpenter.sh/disrupted:NoSchedule, its pods evicted through the Eviction API (PDBs
 //     honoured, 429s retried), force-deleted only once the terminationGracePeriod has run out,
 //     and finally Provider.Delete. Interruptions from the provider are drained at once.
-//   - Restarts: there is no NodeClaim object; the cloud's instances and the Nodes are the
-//     record. On start the claim table is rebuilt from Provider.List and the Nodes; an instance
-//     that never registers is deleted after Timeouts.Registration.
-//   - Ownership: the controller acts only on its claims. An instance no claim owns is reported
-//     once and left alone; a Node without a claim is never touched; a claim's instance must be
-//     missing from [MissedListings] listings in a row over Timeouts.Collect before the claim is
-//     given up, and even then a Ready Node is not deleted. A NodePoolSource that cannot say
-//     which pools exist stops provisioning and disruption; a claim whose pool is gone is
-//     drained, not killed.
+//   - NodeClaims are the record: each launch is a karpenter.sh/v1 NodeClaim, created before the
+//     cloud call (a crash mid-launch leaves an object that says so, which the next run binds to
+//     the instance the cloud made for it), with the finalizer karpenter.sh/termination and the
+//     annotation nodeplan.io/installation. Its status follows the claim — providerID, imageID,
+//     nodeName, capacity, allocatable and the conditions Launched, Registered, Initialized,
+//     Ready, Drifted and DisruptionReason — and it goes only once the instance is gone. The
+//     claim table ([Tracker]) is a cache of these objects; a restarted controller rebuilds it
+//     from them ([Tracker.Load]) and Provider.List.
+//   - Termination by finalizer: registered Nodes get the same finalizer and an owner
+//     reference to their NodeClaim. Deleting either (`kubectl delete nodeclaim|node`) drains
+//     the node through the Eviction API, terminates the instance and only then lets the
+//     objects go — the path disruption takes too.
+//   - Ownership: the controller acts only on its claims — the NodeClaims carrying its
+//     installation's annotation, or, with Adopt, those of a Karpenter controller it replaces.
+//     An instance no claim owns is reported once and left alone; a Node without a claim is
+//     never touched; a claim's instance must be missing from [MissedListings] listings in a
+//     row over Timeouts.Collect before the claim is given up, and even then a Ready Node is
+//     not deleted. A NodePoolSource that cannot say which pools exist stops provisioning and
+//     disruption; a claim whose pool is gone is drained, not killed.
 //   - High availability: [LeaderElection] runs the controller only while holding a Lease.
 //   - Observability: log/slog lines with the messages operators grep for ("launched
 //     nodeclaim", "could not schedule pod", "disrupting node(s)"), Events on pods and nodes,
 //     and Prometheus [Metrics].
 //
-// It does not create NodeClaim or NodePool custom resources: NodePools come from a
-// [NodePoolSource] (a file or a ConfigMap with Karpenter v1 YAML).
+// NodePools come from a [NodePoolSource] (a file or a ConfigMap with Karpenter v1 YAML).
+//
+// # Karpenter's CRDs: a dependency, not a copy
+//
+// The objects are Karpenter's own: [CRDs] returns the CustomResourceDefinitions that
+// github.com/aws/karpenter-provider-aws/pkg/apis (v1.14.1) embeds — EC2NodeClass, NodeClaim,
+// NodePool, NodeOverlay, with their schemas, CEL rules and printer columns — so manifests
+// written for Karpenter apply unchanged and `kubectl get nodeclaims -o wide` prints the same
+// columns. The alternatives were sigs.k8s.io/karpenter/pkg/apis (the same NodePool and
+// NodeClaim CRDs without the AWS label rules, and no EC2NodeClass) or writing them here (a
+// second copy to keep in step with every Karpenter release). The cost of the dependency: the
+// examples module requires the AWS provider module, and the controller binary links
+// operatorpkg/object and parts of controller-runtime's client (a few dozen more packages); the
+// core nodeplan module is untouched. The controller reads and writes the objects through a
+// dynamic client as unstructured data, never through Karpenter's Go types, so the only thing
+// taken from the module is the CRDs.
 //
 // # Usage
 //
 //	c := &controller.Controller{
 //		Client:    clientset,
+//		Dynamic:   dynamicClient, // NodeClaims; Karpenter's CRDs installed
 //		Provider:  provider,
 //		NodePools: controller.StaticNodePools(pools),
 //		Solve:     scheduling.Solve,

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/nodeplan/nodeplan"
@@ -22,6 +23,7 @@ const AnnotationTerminating = "nodeplan.io/terminating"
 
 // syncClaims advances the claim table against the Nodes and carries out what it asks.
 func (c *Controller) syncClaims(ctx context.Context, now time.Time) {
+	c.watchDeletions(ctx)
 	for _, a := range c.tracker.Sync(c.nodes(), now) {
 		cl := a.Claim
 		switch a.Kind {
@@ -32,7 +34,11 @@ func (c *Controller) syncClaims(ctx context.Context, now time.Time) {
 			if err := c.updateNode(ctx, a.Node, func(n *corev1.Node) { registerNode(n, cl) }); err != nil {
 				c.log().Error("could not sync nodeclaim onto node", "nodeclaim", cl.Name, "node", a.Node, "err", err)
 			}
+			if !a.Repeat {
+				c.writeClaim(ctx, cl.Name)
+			}
 		case ActInitialize:
+			c.writeClaim(ctx, cl.Name)
 			c.log().Info("initialized nodeclaim", "nodeclaim", cl.Name, "node", a.Node,
 				"allocatable", Resources(cl.Status.Allocatable))
 			if err := c.updateNode(ctx, a.Node, func(n *corev1.Node) {
@@ -46,6 +52,7 @@ func (c *Controller) syncClaims(ctx context.Context, now time.Time) {
 			c.finish(ctx, cl, "registration_timeout")
 		case ActLaunchTimeout:
 			c.log().Error("nodeclaim launch timed out", "nodeclaim", cl.Name, "timeout", c.Timeouts.launch())
+			c.deleteClaimObject(ctx, cl.Name)
 			if c.Metrics != nil {
 				c.Metrics.ClaimsTerminated.WithLabelValues(cl.NodePool, "launch_timeout").Inc()
 			}
@@ -58,7 +65,16 @@ func (c *Controller) syncClaims(ctx context.Context, now time.Time) {
 
 // registerNode copies what the claim promised onto its node: its labels (the kubelet may not
 // have been given them), its taints, and the registered label; the unregistered taint goes.
+// The node gets the termination finalizer, so `kubectl delete node` drains it first, and an
+// owner reference to its NodeClaim.
 func registerNode(n *corev1.Node, cl *Claim) {
+	if !slices.Contains(n.Finalizers, FinalizerTermination) {
+		n.Finalizers = append(n.Finalizers, FinalizerTermination)
+	}
+	if cl.UID != "" && !slices.ContainsFunc(n.OwnerReferences, func(r metav1.OwnerReference) bool { return string(r.UID) == cl.UID }) {
+		n.OwnerReferences = append(n.OwnerReferences, metav1.OwnerReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim",
+			Name: cl.Name, UID: types.UID(cl.UID), BlockOwnerDeletion: new(true)})
+	}
 	for k, v := range cl.Labels {
 		if _, ok := n.Labels[k]; !ok {
 			setLabel(n, k, v)
@@ -131,7 +147,12 @@ func (c *Controller) deleteNodeObject(ctx context.Context, name string) {
 	if name == "" {
 		return
 	}
-	err := c.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	err := c.updateNode(ctx, name, func(n *corev1.Node) {
+		n.Finalizers = slices.DeleteFunc(n.Finalizers, func(f string) bool { return f == FinalizerTermination })
+	})
+	if err == nil {
+		err = c.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		c.log().Error("could not delete node", "node", name, "err", err)
 		return
@@ -144,6 +165,13 @@ func (c *Controller) deleteNodeObject(ctx context.Context, name string) {
 // rebuild restores the claim table after a (re)start from the cloud's instances and the Nodes,
 // resumes terminations that had begun, and lifts the taint of commands that had not.
 func (c *Controller) rebuild(ctx context.Context) error {
+	for _, a := range c.loadClaims(ctx) {
+		c.log().Info("restored nodeclaim", "nodeclaim", a.Claim.Name, "nodepool", a.Claim.NodePool,
+			"provider-id", a.Claim.Status.ProviderID, "node", a.Node, "phase", a.Claim.Phase.String())
+		if a.Claim.Phase == PhaseTerminating {
+			c.terminate(ctx, a.Claim, a.Claim.Reason)
+		}
+	}
 	var insts []*nodeplan.NodeClaim
 	for {
 		listedAt := c.now()
@@ -199,8 +227,9 @@ func (c *Controller) applyReconcile(ctx context.Context, acts []Action) {
 	for _, a := range acts {
 		switch a.Kind {
 		case ActAdopt:
-			c.log().Info("adopted nodeclaim", "nodeclaim", a.Claim.Name, "nodepool", a.Claim.NodePool,
-				"provider-id", a.Claim.Status.ProviderID, "node", a.Node, "phase", a.Claim.Phase.String())
+			c.log().Info("found the instance of a nodeclaim launched before a restart", "nodeclaim", a.Claim.Name,
+				"nodepool", a.Claim.NodePool, "provider-id", a.Claim.Status.ProviderID, "node", a.Node, "phase", a.Claim.Phase.String())
+			c.writeClaim(ctx, a.Claim.Name)
 			if a.Claim.Phase == PhaseTerminating {
 				c.terminate(ctx, a.Claim, a.Claim.Reason)
 			}
@@ -215,6 +244,7 @@ func (c *Controller) applyReconcile(ctx context.Context, acts []Action) {
 					"provider-id", a.Claim.Status.ProviderID)
 			}
 			c.deleteNodeObject(ctx, a.Node)
+			c.deleteClaimObject(ctx, a.Claim.Name)
 			if c.Metrics != nil {
 				c.Metrics.ClaimsTerminated.WithLabelValues(a.Claim.NodePool, "instance_terminated").Inc()
 			}

@@ -98,6 +98,9 @@ func (c *Controller) schedulingInput(s snapshot, pending []*corev1.Pod, pools []
 	for _, cl := range c.tracker.List() {
 		switch cl.Phase {
 		case PhaseLaunching, PhaseLaunched, PhaseRegistered:
+			if cl.Adopted && cl.Phase == PhaseLaunching {
+				continue // restored without an instance: nothing to count on
+			}
 			nc := cl.NodeClaim
 			nc.Resources = c.reserved(cl, pendingKeys)
 			in.NodeClaims = append(in.NodeClaims, nc)
@@ -237,6 +240,14 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 		}
 	}
 	c.tracker.Begin(claim, why != "provisioning", planned, c.now())
+	// The object comes first: a crash during the cloud call leaves a NodeClaim saying so,
+	// which the next run binds to the instance, if there is one.
+	if err := c.createClaimObject(ctx, c.tracker.Get(claim.Name)); err != nil {
+		c.tracker.Forget(claim.Name)
+		c.log().Error("could not create nodeclaim; not launching", "nodeclaim", claim.Name, "nodepool", claim.NodePool, "err", err)
+		c.batch.trigger(c.now().Add(launchRetry))
+		return claim.Name
+	}
 	if c.Metrics != nil {
 		c.Metrics.ClaimsCreated.WithLabelValues(claim.NodePool, why).Inc()
 	}
@@ -247,6 +258,7 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 		case c.launches <- struct{}{}:
 		case <-ctx.Done():
 			c.tracker.Forget(claim.Name)
+			c.deleteClaimObject(context.WithoutCancel(ctx), claim.Name) // never launched
 			return
 		}
 		defer func() { <-c.launches }()
@@ -255,6 +267,9 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 		launched, err := c.Provider.Create(lctx, &claim)
 		if err != nil {
 			c.tracker.Forget(claim.Name)
+			// A failed Create leaves no instance (the provider's contract), so the object goes.
+			// Were the process killed instead, the object would stay for the next run.
+			c.deleteClaimObject(context.WithoutCancel(ctx), claim.Name)
 			if ctx.Err() != nil {
 				return
 			}
@@ -294,6 +309,7 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 			attrs = append(attrs, "for", why)
 		}
 		c.log().Info("launched nodeclaim", attrs...)
+		c.writeClaim(ctx, claim.Name)
 		if c.Metrics != nil {
 			c.Metrics.ClaimsLaunched.WithLabelValues(claim.NodePool, string(st.CapacityType)).Inc()
 		}

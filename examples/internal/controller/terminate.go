@@ -94,6 +94,7 @@ func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string) {
 	}
 	c.deleteNodeObject(ctx, cl.Status.NodeName)
 	c.tracker.Forget(cl.Name)
+	c.deleteClaimObject(ctx, cl.Name)
 	c.log().Info("deleted nodeclaim", "nodeclaim", cl.Name, "node", cl.Status.NodeName, "reason", reason,
 		"provider-id", cl.Status.ProviderID)
 	if c.Metrics != nil {

@@ -4,12 +4,19 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodeplan/nodeplan/cloudprovider"
+	"github.com/nodeplan/nodeplan/examples/internal/controller"
 )
 
 // Epoch is when every simulation starts: a fixed instant, so runs are reproducible.
@@ -21,8 +28,10 @@ var Epoch = time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
 // the simulated components act, then the World pauses Settle of real time so the controller's
 // goroutines can react before the clock moves again.
 type World struct {
-	Clock       *clocktesting.FakeClock
-	Client      *fake.Clientset
+	Clock  *clocktesting.FakeClock
+	Client *fake.Clientset
+	// Dynamic holds the Karpenter objects (NodeClaims, NodePools, EC2NodeClasses).
+	Dynamic     *dynamicfake.FakeDynamicClient
 	Cloud       *cloudprovider.Memory
 	Kubelet     *Kubelet
 	Scheduler   *Scheduler
@@ -41,6 +50,7 @@ func NewWorld(log *slog.Logger) *World {
 	return &World{
 		Clock:       clk,
 		Client:      cs,
+		Dynamic:     NewDynamic(),
 		Cloud:       cloud,
 		Kubelet:     &Kubelet{Client: cs, Provider: cloud, Logger: log},
 		Scheduler:   &Scheduler{Client: cs, Logger: log},
@@ -48,6 +58,53 @@ func NewWorld(log *slog.Logger) *World {
 		Step:        100 * time.Millisecond,
 		Settle:      time.Millisecond,
 	}
+}
+
+// NewDynamic returns an in-process store of the Karpenter objects the controller reads and
+// writes, addressed as on a real API server.
+func NewDynamic() *dynamicfake.FakeDynamicClient {
+	d := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), controller.ListKinds())
+	// Set what an API server sets on create that the controller reads: a UID (owner
+	// references name it).
+	var seq atomic.Int64
+	d.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if u, ok := a.(k8stesting.CreateAction).GetObject().(*unstructured.Unstructured); ok && u.GetUID() == "" {
+			u.SetUID(types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", seq.Add(1))))
+		}
+		return false, nil, nil
+	})
+	// A status subresource, as Karpenter's CRDs declare: an update of the object keeps the
+	// stored status, an update of the status keeps the rest (no stale copy clobbers either).
+	d.PrependReactor("update", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		ua := a.(k8stesting.UpdateAction)
+		in, ok := ua.GetObject().(*unstructured.Unstructured)
+		if !ok {
+			return false, nil, nil
+		}
+		cur, err := d.Tracker().Get(ua.GetResource(), ua.GetNamespace(), in.GetName())
+		if err != nil {
+			return false, nil, nil
+		}
+		stored := cur.(*unstructured.Unstructured)
+		out := in.DeepCopy()
+		if ua.GetSubresource() == "status" {
+			out = stored.DeepCopy()
+			if st, ok := in.Object["status"]; ok {
+				out.Object["status"] = st
+			} else {
+				delete(out.Object, "status")
+			}
+		} else if st, ok := stored.Object["status"]; ok {
+			out.Object["status"] = st
+		} else {
+			delete(out.Object, "status")
+		}
+		if err := d.Tracker().Update(ua.GetResource(), out, ua.GetNamespace()); err != nil {
+			return true, nil, err
+		}
+		return true, out, nil
+	})
+	return d
 }
 
 // Elapsed is the virtual time since Epoch.
