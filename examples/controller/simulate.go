@@ -130,6 +130,15 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 	}
 	r := &simRun{w: w, log: log, book: book}
 	// Give the informers a moment to sync before the script starts.
+	// The informers sync in real time; the virtual clock waits for them, so the script starts at
+	// the same simulated instant however loaded the machine is.
+	for deadline := time.Now().Add(30 * time.Second); !book.started() && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), stop())
+		case <-time.After(time.Millisecond):
+		}
+	}
 	if _, err := w.Until(ctx, 5*time.Second, func() bool { return ctrl.Tracker() != nil && book.started() }); err != nil {
 		return errors.Join(err, stop())
 	}

@@ -229,6 +229,7 @@ func (s *soak) startController() {
 	s.restarts++
 	c := &controller.Controller{
 		Client:    s.client,
+		Dynamic:   s.h.w.Dynamic,
 		Provider:  s.cloud,
 		NodePools: controller.StaticNodePools(s.h.pools),
 		Solve:     scheduling.Solve,
