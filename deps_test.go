@@ -19,7 +19,9 @@ import (
 //   - Each layer imports only the module packages listed for it (its own subtree and internal/
 //     packages always allowed), so arrows point one way.
 //   - scheduling imports nothing outside the standard library, k8s.io/api, k8s.io/apimachinery
-//     and k8s.io/component-helpers (Kubernetes' own rules, e.g. effective requests) besides the root; its test-support packages (named …test) may add go-cmp and rapid.
+//     and k8s.io/component-helpers (Kubernetes' own rules, e.g. effective requests) besides the
+//     root, and golang.org/x/sync/errgroup for the work it runs beside the plan (cancellation
+//     with the solve's context); its test-support packages (named …test) may add go-cmp and rapid.
 //   - Only pricing and cloudprovider/ec2 import the AWS SDK, and the pure packages do not
 //     depend on it even indirectly.
 //   - Nothing in the core module, tests included, depends on client-go or controller-runtime.
@@ -205,9 +207,10 @@ func TestDependencyDirection(t *testing.T) {
 				switch {
 				case inModule, !strings.Contains(strings.Split(imp, "/")[0], "."): // the module, or the standard library
 				case hasPathPrefix(imp, "k8s.io/api"), hasPathPrefix(imp, "k8s.io/apimachinery"), hasPathPrefix(imp, "k8s.io/component-helpers"):
+				case imp == "golang.org/x/sync/errgroup":
 				case testSupport && (hasPathPrefix(imp, "github.com/google/go-cmp") || hasPathPrefix(imp, "pgregory.net/rapid")):
 				default:
-					t.Errorf("%s imports %s: scheduling may import only the root package, k8s.io/api, k8s.io/apimachinery and k8s.io/component-helpers", name, imp)
+					t.Errorf("%s imports %s: scheduling may import only the root package, k8s.io/api, k8s.io/apimachinery, k8s.io/component-helpers and x/sync/errgroup", name, imp)
 				}
 			}
 		}

@@ -3,6 +3,8 @@ package scheduling
 import (
 	"context"
 	"fmt"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // defaultImprovementRounds bounds the local search: each round re-sizes every node and tries
@@ -53,7 +55,7 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	relaxed := p.startRelaxedBound(in, prefs)
+	relaxed := p.startRelaxedBound(ctx, in, prefs)
 	// Every return waits for it: Solve leaves no goroutine behind.
 	defer relaxed.wait()
 	counts := p.pendingCounts()
@@ -73,7 +75,7 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	p.enforceTopology()
 	requests := p.rejectMinValues()
 	res := p.result(requests)
-	if res.LowerBound, err = p.finalBound(relaxed, lb, counts, res.Unschedulable); err != nil {
+	if res.LowerBound, err = p.finalBound(ctx, relaxed, lb, counts, res.Unschedulable); err != nil {
 		return Result{}, err
 	}
 	return res, nil
@@ -114,10 +116,13 @@ func (p *problem) returnDropped() {
 }
 
 // relaxedBound is the lower bound proved on the relaxed problem (topologyFreeBound), started
-// while the plan is packed. Its zero value (nil channel) stands for no such proof.
+// while the plan is packed, in an errgroup tied to the solve's context: cancelling the solve
+// stops the proof at its next check, and every return of solveOnce waits for it, so Solve
+// leaves no goroutine behind. Its zero value stands for no such proof.
 type relaxedBound struct {
-	ch   chan boundResult
-	done *boundResult
+	g      *errgroup.Group // nil: no proof started
+	result boundResult
+	waited bool
 }
 
 type boundResult struct {
@@ -130,44 +135,41 @@ type boundResult struct {
 // proof needs only the pods and which of them the plan places; usually it places all, so it
 // starts now, on the other core, and is redone only if the plan leaves pods out. The two
 // problems share nothing they write.
-func (p *problem) startRelaxedBound(in *Input, prefs preferences) *relaxedBound {
+func (p *problem) startRelaxedBound(ctx context.Context, in *Input, prefs preferences) *relaxedBound {
 	p.noProof = p.relaxable
 	r := &relaxedBound{}
 	if !p.relaxable || in.Options.SkipLowerBound {
 		return r
 	}
-	r.ch = make(chan boundResult, 1)
 	base := p.base
-	go func() {
-		lb, err := topologyFreeBound(in, prefs, base, nil)
-		r.ch <- boundResult{lb, err}
-	}()
+	r.g, ctx = errgroup.WithContext(ctx)
+	r.g.Go(func() error {
+		lb, err := topologyFreeBound(ctx, in, prefs, base, nil)
+		r.result = boundResult{lb, err}
+		return err
+	})
 	return r
 }
 
 // wait returns the proof's result, waiting for it once; it may be called any number of times.
 func (r *relaxedBound) wait() boundResult {
-	if r.done == nil {
-		if r.ch == nil {
-			r.done = &boundResult{}
-		} else {
-			res := <-r.ch
-			r.done = &res
-		}
+	if !r.waited && r.g != nil {
+		_ = r.g.Wait() // the error is in r.result
 	}
-	return *r.done
+	r.waited = true
+	return r.result
 }
 
 // finalBound is the lower bound reported for the plan: it covers the pods the plan places, so
 // where some could not be placed it is proved again for the placed ones alone.
-func (p *problem) finalBound(relaxed *relaxedBound, lb float64, counts []int64, unplaced []Unschedulable) (float64, error) {
+func (p *problem) finalBound(ctx context.Context, relaxed *relaxedBound, lb float64, counts []int64, unplaced []Unschedulable) (float64, error) {
 	switch {
 	case p.in.Options.SkipLowerBound:
 		return lb, nil
 	case p.relaxable:
 		r := relaxed.wait()
 		if r.err == nil && len(unplaced) > 0 {
-			return topologyFreeBound(p.in, p.prefs, p.base, unplaced)
+			return topologyFreeBound(ctx, p.in, p.prefs, p.base, unplaced)
 		}
 		return r.lb, r.err
 	}
@@ -190,11 +192,17 @@ func (p *problem) finalBound(relaxed *relaxedBound, lb float64, counts []int64, 
 // hold only for plans that spread the pods the same way (three pods with maxSkew 2 over three
 // zones need two zones, not three), and it would report a plan optimal that is not. Left out,
 // those constraints can only lower the bound: it is valid for every plan.
-func topologyFreeBound(in *Input, prefs preferences, base []*group, unplaced []Unschedulable) (float64, error) {
+func topologyFreeBound(ctx context.Context, in *Input, prefs preferences, base []*group, unplaced []Unschedulable) (float64, error) {
 	prefs.relaxTopology = true
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("scheduling: %w", err)
+	}
 	rp, err := newProblemGrouped(in, prefs, base)
 	if err != nil {
 		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("scheduling: %w", err)
 	}
 	out := make(map[string]bool, len(unplaced))
 	for _, u := range unplaced {
