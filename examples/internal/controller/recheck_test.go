@@ -248,3 +248,56 @@ func fmtGrace(g *int64) string {
 	}
 	return strconv.FormatInt(*g, 10)
 }
+
+// TestNoEvictionBeforeTaint: the API server refuses the node update that taints it (an outage):
+// the drain waits and retries instead of evicting pods the scheduler would put right back.
+// Found by TestSoak (seed 3).
+func TestNoEvictionBeforeTaint(t *testing.T) {
+	h := newHarness(t)
+	var failing atomic.Bool
+	var untainted atomic.Int32
+	h.w.Client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		ev := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+		obj, err := h.w.Client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), a.GetNamespace(), ev.Name)
+		if err != nil {
+			return false, nil, nil
+		}
+		n, err := h.w.Client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("nodes"), "", obj.(*corev1.Pod).Spec.NodeName)
+		if err == nil && !slices.ContainsFunc(n.(*corev1.Node).Spec.Taints, func(t corev1.Taint) bool { return t.Key == nodeplan.TaintDisrupted }) {
+			untainted.Add(1)
+		}
+		return false, nil, nil
+	})
+	h.w.Client.PrependReactor("update", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if failing.Load() {
+			return true, nil, apierrors.NewServiceUnavailable("the server is restarting")
+		}
+		return false, nil, nil
+	})
+	h.start("a", nil)
+	h.deploy("inflate", 2, 0)
+	h.until(time.Minute, "2 pods running", func() bool { return h.running() == 2 })
+	victim := h.instances()[0]
+	failing.Store(true)
+	if err := h.w.Cloud.Interrupt(victim.Status.ProviderID, cloudprovider.InterruptionSpot, h.w.Clock.Now().Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.w.Advance(context.Background(), 15*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	failing.Store(false)
+	h.until(2*time.Minute, "the interrupted instance deleted", func() bool {
+		for _, i := range h.instances() {
+			if i.Status.ProviderID == victim.Status.ProviderID {
+				return false
+			}
+		}
+		return true
+	})
+	if n := untainted.Load(); n > 0 {
+		t.Errorf("%d evictions sent while the node was not tainted", n)
+	}
+}

@@ -300,6 +300,16 @@ func (s *soak) record(a k8stesting.Action) (bool, runtime.Object, error) {
 		if s.foreignNodes[name] {
 			s.violate("deleted Node %s, which the controller does not own", name)
 		}
+		// The controller deletes a Node of its own only once the instance is gone (a Node
+		// deleted under a running instance loses its pods without a drain).
+		if obj, err := tracker.Get(corev1.SchemeGroupVersion.WithResource("nodes"), "", name); err == nil && !s.foreignNodes[name] {
+			s.check("node deletion only after its instance is gone")
+			if id := obj.(*corev1.Node).Spec.ProviderID; id != "" {
+				if _, err := s.h.w.Cloud.Get(context.Background(), id); err == nil {
+					s.violate("deleted Node %s while its instance %s runs", name, id)
+				}
+			}
+		}
 	case a.GetVerb() == "create" && a.GetSubresource() == "eviction":
 		name := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction).Name
 		obj, err := tracker.Get(corev1.SchemeGroupVersion.WithResource("pods"), a.GetNamespace(), name)
@@ -398,6 +408,9 @@ type soakCloud struct {
 
 	mu           sync.Mutex
 	listFailures int // throttled List calls to come; injected here, as the simulated kubelets list too
+	// hidden instances are left out of every listing until the time given: EC2's
+	// DescribeInstances is eventually consistent.
+	hidden map[string]time.Time
 }
 
 func (p *soakCloud) List(ctx context.Context) ([]*nodeplan.NodeClaim, error) {
@@ -409,6 +422,10 @@ func (p *soakCloud) List(ctx context.Context) ([]*nodeplan.NodeClaim, error) {
 	}
 	p.mu.Unlock()
 	insts, err := p.Memory.List(ctx)
+	p.mu.Lock()
+	now := p.s.h.w.Clock.Now()
+	insts = slices.DeleteFunc(insts, func(i *nodeplan.NodeClaim) bool { return now.Before(p.hidden[i.Status.ProviderID]) })
+	p.mu.Unlock()
 	if err != nil || len(insts) == 0 || !p.s.faulty() || !p.s.chance(0.15) {
 		return insts, err
 	}
@@ -497,7 +514,20 @@ func (s *soak) injectOne() {
 		if err := w.Cloud.Interrupt(v.Status.ProviderID, cloudprovider.InterruptionSpot, w.Clock.Now().Add(2*time.Minute)); err == nil {
 			s.inject("cloud: spot interruption")
 		}
-	case k < 54: // the controller killed and started again
+	case k < 50: // an instance missing from every listing for 20-60s
+		insts, _ := w.Cloud.List(ctx)
+		if len(insts) == 0 {
+			return
+		}
+		v := insts[s.intn(len(insts))]
+		s.cloud.mu.Lock()
+		if s.cloud.hidden == nil {
+			s.cloud.hidden = map[string]time.Time{}
+		}
+		s.cloud.hidden[v.Status.ProviderID] = w.Clock.Now().Add(time.Duration(20+s.intn(41)) * time.Second)
+		s.cloud.mu.Unlock()
+		s.inject("cloud: instance missing from listings for 20-60s")
+	case k < 56: // the controller killed and started again
 		s.stop()
 		s.inject("controller: restart")
 		s.startController()

@@ -106,7 +106,7 @@ func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string) {
 func (c *Controller) drain(ctx context.Context, cl *Claim, reason string, graceful bool) drainOutcome {
 	node := cl.Status.NodeName
 	start := c.now()
-	err := c.updateNode(ctx, node, func(n *corev1.Node) {
+	taint := func(n *corev1.Node) {
 		if n.Annotations == nil {
 			n.Annotations = map[string]string{}
 		}
@@ -119,15 +119,26 @@ func (c *Controller) drain(ctx context.Context, cl *Claim, reason string, gracef
 		if !slices.ContainsFunc(n.Spec.Taints, isDisruptedTaint) {
 			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: nodeplan.TaintDisrupted, Effect: corev1.TaintEffectNoSchedule})
 		}
-	})
-	if apierrors.IsNotFound(err) {
-		return drained
 	}
-	if err != nil {
-		c.log().Error("could not taint node", "node", node, "err", err)
-	} else {
-		c.log().Info("tainted node", "node", node, "taint", nodeplan.TaintDisrupted+":NoSchedule")
+	// No eviction before the taint holds: on an untainted node the scheduler would put the
+	// evicted pods' replacements right back, and the drain would chase them.
+	var b backoff
+	for {
+		err := c.updateNode(ctx, node, taint)
+		if apierrors.IsNotFound(err) {
+			return drained
+		}
+		if err == nil {
+			break
+		}
+		if ctx.Err() == nil {
+			c.log().Error("could not taint node; retrying", "node", node, "err", err)
+		}
+		if b.wait(ctx, c) != nil {
+			return drainStopped
+		}
 	}
+	c.log().Info("tainted node", "node", node, "taint", nodeplan.TaintDisrupted+":NoSchedule")
 	var deadline time.Time
 	if cl.TerminationGracePeriod > 0 {
 		deadline = start.Add(cl.TerminationGracePeriod)
@@ -316,13 +327,24 @@ func (c *Controller) drainBlocker(ctx context.Context, node string) string {
 // logged and recorded as an event on the node.
 func (c *Controller) cancelDrain(ctx context.Context, cl *Claim, reason, why string) {
 	node := cl.Status.NodeName
-	err := c.updateNode(ctx, node, func(n *corev1.Node) {
-		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, isDisruptedTaint)
-		delete(n.Annotations, AnnotationTerminating)
-		delete(n.Annotations, annotationTerminatingSince)
-	})
-	if err != nil && !apierrors.IsNotFound(err) {
-		c.log().Error("could not untaint node", "node", node, "err", err)
+	var b backoff
+	for {
+		err := c.updateNode(ctx, node, func(n *corev1.Node) {
+			n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, isDisruptedTaint)
+			delete(n.Annotations, AnnotationTerminating)
+			delete(n.Annotations, annotationTerminatingSince)
+		})
+		if err == nil || apierrors.IsNotFound(err) {
+			break
+		}
+		if ctx.Err() == nil {
+			c.log().Error("could not untaint node; retrying", "node", node, "err", err)
+		}
+		// On shutdown the node stays tainted and annotated: the next run resumes the drain,
+		// which finds the blocker again and releases the node.
+		if b.wait(ctx, c) != nil {
+			return
+		}
 	}
 	c.tracker.CancelTermination(cl.Name)
 	c.log().Info("disruption command cancelled", "nodeclaim", cl.Name, "node", node, "reason", reason, "blocked-by", why)
