@@ -441,13 +441,17 @@ func TestKubeadmJoinPerLaunchTokenAndProviderID(t *testing.T) {
 	for _, a := range cfg.NodeRegistration.KubeletExtraArgs {
 		args[a.Name] = a.Value
 	}
+	if !strings.HasSuffix(args["node-labels"], ",topology.k8s.aws/zone-id=@ZONE_ID@") {
+		t.Errorf("node-labels flag = %q, want the zone-id label from instance metadata", args["node-labels"])
+	}
 	if args["provider-id"] != "aws:///@ZONE@/@INSTANCE_ID@" {
 		t.Errorf("provider-id flag = %q", args["provider-id"])
 	}
 	for _, want := range []string{
 		`X-aws-ec2-metadata-token-ttl-seconds`, // IMDSv2 session
 		`meta-data/instance-id`, `meta-data/placement/availability-zone`,
-		`s|@ZONE@|${zone}|; s|@INSTANCE_ID@|${instance_id}|`,
+		`meta-data/placement/availability-zone-id`,
+		`s|@ZONE@|${zone}|; s|@ZONE_ID@|${zone_id}|; s|@INSTANCE_ID@|${instance_id}|`,
 	} {
 		if !strings.Contains(ud, want) {
 			t.Errorf("userData lacks %q:\n%s", want, ud)

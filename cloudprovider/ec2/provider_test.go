@@ -579,7 +579,7 @@ func TestUserDataFamilies(t *testing.T) {
 			c.UserData = "echo prepare"
 		}, &ec2.KubeadmJoin{Token: "abcdef.0123456789abcdef", CACertHashes: []string{"sha256:00ff"}},
 			[]string{"kind: JoinConfiguration", `apiServerEndpoint: "api.test:6443"`, `token: "abcdef.0123456789abcdef"`, `- "sha256:00ff"`,
-				`key: "dedicated"`, `value: "web"`, `effect: "NoSchedule"`, `value: "karpenter.k8s.aws/ec2nodeclass=default,karpenter.sh/nodepool=default,team=web"`,
+				`key: "dedicated"`, `value: "web"`, `effect: "NoSchedule"`, `value: "karpenter.k8s.aws/ec2nodeclass=default,karpenter.sh/nodepool=default,team=web,topology.k8s.aws/zone-id=@ZONE_ID@"`,
 				`maxPods: 110`, "name: provider-id", "echo prepare", "kubeadm join --config"}},
 		{"custom verbatim", func(c *nodeplan.EC2NodeClass) {
 			c.AMIFamily = nodeplan.AMIFamilyCustom

@@ -25,7 +25,7 @@ import (
 //
 // The default join sets the node's provider ID (aws:///<zone>/<instance-id>, read from the
 // instance metadata service with IMDSv2 at boot), so nodes register without the AWS
-// cloud-controller-manager, and writes the node class's kubelet settings as a kubeadm patch of
+// cloud-controller-manager, labels the node with its topology.k8s.aws/zone-id, and writes the node class's kubelet settings as a kubeadm patch of
 // the KubeletConfiguration.
 type KubeadmJoin struct {
 	// Endpoint is the API server, host:port; empty means Cluster.Endpoint without its scheme.
@@ -100,6 +100,7 @@ imds=http://169.254.169.254/latest
 imds_token=$(curl -sSf --retry 10 --retry-connrefused -X PUT "$imds/api/token" -H "X-aws-ec2-metadata-token-ttl-seconds: 300")
 instance_id=$(curl -sSf --retry 10 -H "X-aws-ec2-metadata-token: $imds_token" "$imds/meta-data/instance-id")
 zone=$(curl -sSf --retry 10 -H "X-aws-ec2-metadata-token: $imds_token" "$imds/meta-data/placement/availability-zone")
+zone_id=$(curl -sSf --retry 10 -H "X-aws-ec2-metadata-token: $imds_token" "$imds/meta-data/placement/availability-zone-id")
 mkdir -p /etc/kubernetes/nodeplan-patches
 cat > /etc/kubernetes/nodeplan-patches/kubeletconfiguration+merge.yaml <<'NODEPLAN_EOF'
 {{.KubeletConfig -}}
@@ -128,13 +129,13 @@ nodeRegistration:
 {{- end}}
   kubeletExtraArgs:
     - name: node-labels
-      value: "{{.Labels}}"
+      value: "{{.Labels}}{{if .Labels}},{{end}}topology.k8s.aws/zone-id=@ZONE_ID@"
     - name: provider-id
       value: "aws:///@ZONE@/@INSTANCE_ID@"
 patches:
   directory: /etc/kubernetes/nodeplan-patches
 NODEPLAN_EOF
-sed -i "s|@ZONE@|${zone}|; s|@INSTANCE_ID@|${instance_id}|" /etc/kubernetes/nodeplan-join.yaml
+sed -i "s|@ZONE@|${zone}|; s|@ZONE_ID@|${zone_id}|; s|@INSTANCE_ID@|${instance_id}|" /etc/kubernetes/nodeplan-join.yaml
 kubeadm join --config /etc/kubernetes/nodeplan-join.yaml
 `
 
