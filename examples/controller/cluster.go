@@ -120,11 +120,12 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		cluster.Kubeadm = &ec2.KubeadmJoin{Token: o.kubeadmToken, CACertHashes: strings.Split(o.kubeadmCACertHash, ",")}
 	}
 	popts := ec2.Options{
-		Cluster: cluster,
-		Region:  awsCfg.Region,
-		EC2:     awsec2.NewFromConfig(awsCfg),
-		SSM:     ssm.NewFromConfig(awsCfg),
-		Prices:  prices,
+		Installation: o.installation,
+		Cluster:      cluster,
+		Region:       awsCfg.Region,
+		EC2:          awsec2.NewFromConfig(awsCfg),
+		SSM:          ssm.NewFromConfig(awsCfg),
+		Prices:       prices,
 		NodeClass: func(name string) (*nodeplan.EC2NodeClass, bool) {
 			m := classes.Load()
 			if m == nil {

@@ -90,6 +90,11 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 		level = slog.LevelDebug
 	}
 	w := sim.NewWorld(nil)
+	// The lab's NodePool and EC2NodeClass are objects in the simulated cluster, read and
+	// watched as on a real one.
+	if err := sim.Apply(ctx, w.Dynamic, sim.NodePoolsYAML()); err != nil {
+		return err
+	}
 	book := &ledger{now: w.Clock.Now, claims: map[string]*claimRecord{}}
 	tl := sim.NewTimeline(out, w.Clock.Now, sim.Epoch, level, "provider-id", "command", "decision",
 		"disrupted-node-count", "replacement-node-count", "duration", "lower-bound", "cost")
@@ -112,7 +117,7 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 		Client:    w.Client,
 		Dynamic:   w.Dynamic,
 		Provider:  w.Cloud,
-		NodePools: controller.StaticNodePools(pools),
+		NodePools: &controller.ClusterNodePools{Dynamic: w.Dynamic, Now: w.Clock.Now},
 		Solve:     scheduling.Solve,
 		Planner:   o.Planner,
 		Clock:     w.Clock,
