@@ -28,7 +28,7 @@ const (
 type Manifests struct {
 	NodePools      []NodePool
 	EC2NodeClasses []EC2NodeClass
-	// Skipped lists the objects of kinds this package does not read but that belong beside
+	// Skipped lists the objects of kinds DecodeManifests does not read but that belong beside
 	// NodePools — Karpenter's NodeOverlay, NodeClaim or CapacityBuffer, another provider's node
 	// class — so a stream such as `kubectl get nodepools,ec2nodeclasses,nodeoverlays -o yaml`
 	// loads. A caller can report them; they are not errors.
@@ -40,8 +40,8 @@ type SkippedObject struct {
 	APIVersion, Kind, Name string
 	// Where locates it in the input ("document 2", "items[3]"); empty for a single document.
 	Where string
-	// Reason says why it was left out, e.g. "a Karpenter NodeOverlay: nodeplan does not apply
-	// overlays".
+	// Reason says why it was left out and, where there is one, what reads it instead (a
+	// NodeOverlay: [DecodeNodeOverlays]).
 	Reason string
 }
 
@@ -55,7 +55,7 @@ func skipReason(apiVersion, kind string) string {
 	}
 	switch {
 	case kind == "NodeOverlay" && group == "karpenter.sh":
-		return "a Karpenter NodeOverlay: nodeplan does not apply overlays to instance types"
+		return "a Karpenter NodeOverlay: DecodeManifests does not read it; DecodeNodeOverlays and ApplyNodeOverlays do"
 	case kind == "NodeClaim" && group == "karpenter.sh":
 		return "a Karpenter NodeClaim: the record of a launch, not configuration"
 	case kind == "CapacityBuffer":
