@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/nodeplan/nodeplan"
 )
 
 // PDBAllowed returns how many of a PDB's pods may be evicted now, computed from its spec and
@@ -70,7 +72,7 @@ func scaled(v intstr.IntOrString, total int) int {
 }
 
 func terminal(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	return nodeplan.PodTerminal(p)
 }
 
 func podHealthy(p *corev1.Pod) bool {

@@ -6,10 +6,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodeplan/nodeplan"
 )
 
 const (
-	annotationMirror       = "kubernetes.io/config.mirror"
 	annotationDeletionCost = "controller.kubernetes.io/pod-deletion-cost"
 )
 
@@ -18,13 +19,7 @@ func active(p *corev1.Pod) bool { return !terminal(p) && p.DeletionTimestamp == 
 
 // daemon reports whether a pod belongs to its node rather than to a workload: a DaemonSet pod or
 // a static (mirror) pod. Such pods are not moved; they go with the node.
-func daemon(p *corev1.Pod) bool {
-	if _, ok := p.Annotations[annotationMirror]; ok {
-		return true
-	}
-	c := metav1.GetControllerOf(p)
-	return c != nil && (c.Kind == "DaemonSet" || c.Kind == "Node")
-}
+func daemon(p *corev1.Pod) bool { return nodeplan.PodBelongsToNode(p) }
 
 // movable reports whether disrupting the node evicts the pod and something must find it a new
 // home.
@@ -68,20 +63,4 @@ func interPod(p *corev1.Pod) bool {
 }
 
 // hostPorts reports whether a pod claims a host port.
-func hostPorts(p *corev1.Pod) bool {
-	for i := range p.Spec.Containers {
-		for _, port := range p.Spec.Containers[i].Ports {
-			if port.HostPort != 0 {
-				return true
-			}
-		}
-	}
-	for i := range p.Spec.InitContainers {
-		for _, port := range p.Spec.InitContainers[i].Ports {
-			if port.HostPort != 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
+func hostPorts(p *corev1.Pod) bool { return len(nodeplan.PodHostPorts(p)) > 0 }

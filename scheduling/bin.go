@@ -95,15 +95,13 @@ func (p *problem) nodeBin(n *Node, pl *pool) *bin {
 	}
 	running := map[string]bool{}
 	for _, pod := range n.Pods {
-		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		if nodeplan.PodTerminal(pod) {
 			continue
 		}
 		b.free.sub(p.dims.vec(nodeplan.PodRequests(pod)))
 		b.ports = append(b.ports, podHostPorts(pod)...)
-		for _, o := range pod.OwnerReferences {
-			if o.Kind == "DaemonSet" {
-				running[pod.Namespace+"/"+o.Name] = true
-			}
+		if ds := nodeplan.DaemonSetOf(pod); ds != "" {
+			running[pod.Namespace+"/"+ds] = true
 		}
 	}
 	// DaemonSet pods not running yet will come; their room is not free.

@@ -1,10 +1,9 @@
 package scheduling
 
 import (
-	"cmp"
-	"slices"
-
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
 )
 
 // hostPort is one (IP, port, protocol) a pod binds on its node.
@@ -14,33 +13,18 @@ type hostPort struct {
 	proto corev1.Protocol
 }
 
-// podHostPorts returns the host ports a pod uses, sorted. An empty IP means 0.0.0.0 and the
-// protocol defaults to TCP, as the API server defaults them.
+// podHostPorts returns the host ports a pod uses, sorted, by nodeplan.PodHostPorts (defaults
+// and hostNetwork as the API server applies them).
 func podHostPorts(p *corev1.Pod) []hostPort {
-	var out []hostPort
-	add := func(cs []corev1.Container) {
-		for i := range cs {
-			for _, cp := range cs[i].Ports {
-				if cp.HostPort == 0 {
-					continue
-				}
-				hp := hostPort{ip: cp.HostIP, port: cp.HostPort, proto: cp.Protocol}
-				if hp.ip == "" {
-					hp.ip = "0.0.0.0"
-				}
-				if hp.proto == "" {
-					hp.proto = corev1.ProtocolTCP
-				}
-				out = append(out, hp)
-			}
-		}
+	ports := nodeplan.PodHostPorts(p)
+	if len(ports) == 0 {
+		return nil
 	}
-	add(p.Spec.InitContainers)
-	add(p.Spec.Containers)
-	slices.SortFunc(out, func(a, b hostPort) int {
-		return cmp.Or(cmp.Compare(a.port, b.port), cmp.Compare(a.proto, b.proto), cmp.Compare(a.ip, b.ip))
-	})
-	return slices.Compact(out)
+	out := make([]hostPort, len(ports))
+	for i, hp := range ports {
+		out[i] = hostPort{ip: hp.IP, port: hp.Port, proto: hp.Protocol}
+	}
+	return out
 }
 
 // conflicts reports whether two host-port bindings collide: same port and protocol, and the

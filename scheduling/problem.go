@@ -231,28 +231,13 @@ func selectorKeys(in *Input) []string {
 				keys[k] = true
 			}
 		}
-		if a := p.Spec.Affinity; a != nil {
-			var terms []corev1.PodAffinityTerm
-			if a.PodAffinity != nil {
-				terms = append(terms, a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
-				for _, w := range a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-					terms = append(terms, w.PodAffinityTerm)
-				}
+		for _, t := range nodeplan.PodAffinityTerms(p) {
+			addLabelSelectorKeys(keys, t.LabelSelector)
+			for _, k := range t.MatchLabelKeys {
+				keys[k] = true
 			}
-			if a.PodAntiAffinity != nil {
-				terms = append(terms, a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
-				for _, w := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-					terms = append(terms, w.PodAffinityTerm)
-				}
-			}
-			for _, t := range terms {
-				addLabelSelectorKeys(keys, t.LabelSelector)
-				for _, k := range t.MatchLabelKeys {
-					keys[k] = true
-				}
-				for _, k := range t.MismatchLabelKeys {
-					keys[k] = true
-				}
+			for _, k := range t.MismatchLabelKeys {
+				keys[k] = true
 			}
 		}
 	}

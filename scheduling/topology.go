@@ -172,7 +172,7 @@ func (p *problem) applyTopology(in *Input) error {
 	var running, counted []existingPod
 	for _, n := range in.Nodes {
 		for _, pod := range n.Pods {
-			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			if nodeplan.PodTerminal(pod) {
 				continue
 			}
 			e := existingPod{pod: pod, node: n.Node, labels: n.Node.Labels}

@@ -259,7 +259,7 @@ func AttachLimits(nodes []Node, csiNodes []*storagev1.CSINode) {
 		n.AttachLimit = limit
 		used := map[string]bool{}
 		for _, p := range n.Pods {
-			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			if nodeplan.PodTerminal(p) {
 				continue
 			}
 			for _, v := range p.Spec.Volumes {
