@@ -232,3 +232,15 @@ func TestSpreadWithEmptySelectorConstrainsNothing(t *testing.T) {
 		t.Errorf("Solve() made %d claims, want 1: an empty selector spreads nothing", len(res.NodeClaims))
 	}
 }
+
+// Two deployments each requiring the other's label, neither matching its own term: neither can
+// ever bind first, so kube-scheduler binds neither (finding 1 of the differential test). Before,
+// the solver planned them together.
+func TestAffinitiesWaitingOnEachOtherAreNotPlanned(t *testing.T) {
+	in := onePool(all3())
+	in.Pods = append(replicas("a", 1, "500m", affineTo(nodeplan.LabelZone, "b")), replicas("b", 1, "500m", affineTo(nodeplan.LabelZone, "a"))...)
+	res := solveAndCheck(t, in)
+	if len(res.Unschedulable) != 2 || len(res.NodeClaims) != 0 {
+		t.Errorf("Solve() = %d claims, unschedulable %s; want no claim and both pods unschedulable", len(res.NodeClaims), unplacedKeys(res))
+	}
+}

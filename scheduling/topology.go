@@ -572,7 +572,10 @@ func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map
 		return
 	}
 	self := match(g.rep)
-	// Pending matches: independent ones, and co-carriers that match their own terms.
+	// Pending matches: independent ones, and co-carriers that match their own terms. An
+	// independent match with a required affinity of its own supports g only if it can bind
+	// without pending pods (it matches its own terms, or a running pod does); affinities that
+	// wait on each other never bind.
 	var indep, co []*group
 	for _, h := range p.groups {
 		if h.blocked != nil || !match(h.rep) {
@@ -580,9 +583,13 @@ func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map
 		}
 		if coCarrier(h) {
 			co = append(co, h)
-		} else {
-			indep = append(indep, h)
+			continue
 		}
+		if ht := topo[h]; ht.reqAff > 0 && !matchesAll(ht.affinity[:ht.reqAff], h.rep) &&
+			!slices.ContainsFunc(running, func(e existingPod) bool { return matchesAll(ht.affinity[:ht.reqAff], e.pod) }) {
+			continue // it needs a partner that is not running, so it cannot go first
+		}
+		indep = append(indep, h)
 	}
 	nowhere := func() {
 		g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: no pod matches %s in any domain", a.key, a.sel)}

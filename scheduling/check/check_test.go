@@ -505,6 +505,14 @@ func TestResult(t *testing.T) {
 				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelHostname, "web")}}}
 			b.Spec.Affinity = a.Spec.Affinity
 		}, nil},
+		{"affinities waiting on each other never bind", func(in *scheduling.Input, res *scheduling.Result) {
+			// a wants b's label and b wants a's; neither matches its own term.
+			a, b := findPod(in, "default/a"), findPod(in, "default/b")
+			a.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelZone, "b")}}}
+			b.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelZone, "a")}}}
+		}, []check.Rule{check.RulePodAffinity}},
 		{"a NoNewPods node takes no pods", func(in *scheduling.Input, res *scheduling.Result) {
 			in.Nodes[0].NoNewPods = true
 		}, []check.Rule{check.RuleTarget}},

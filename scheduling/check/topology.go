@@ -333,8 +333,33 @@ func (c *checker) podAffinity() {
 
 	// Affinity is judged per set of required terms: kube-scheduler counts a pod for a pod's
 	// affinity only when it matches all of its required terms.
-	for _, id := range slices.Sorted(maps.Keys(sets)) {
-		c.checkAffinitySet(id, sets[id], running, incoming, setOf)
+	//
+	// A pod only supports another once it can bind itself: running, without required affinity,
+	// or with its own affinity met by such pods (or as a valid start). Required affinities that
+	// wait on each other with no seed never bind, so the anchored pods are found to a fixpoint.
+	anchored := map[*corev1.Pod]bool{}
+	for _, in := range incoming {
+		if setOf[in.pod] == "" {
+			anchored[in.pod] = true
+		}
+	}
+	ids := slices.Sorted(maps.Keys(sets))
+	for changed := true; changed; {
+		changed = false
+		for _, id := range ids {
+			for _, cr := range sets[id].carriers {
+				if !anchored[cr.pod] && c.affinityHolds(id, sets[id], cr, running, incoming, setOf, anchored, false) {
+					anchored[cr.pod], changed = true, true
+				}
+			}
+		}
+	}
+	for _, id := range ids {
+		for _, cr := range sets[id].carriers {
+			if !anchored[cr.pod] {
+				c.affinityHolds(id, sets[id], cr, running, incoming, setOf, anchored, true)
+			}
+		}
 	}
 }
 
@@ -344,16 +369,17 @@ type affinitySet struct {
 	carriers []located
 }
 
-// checkAffinitySet checks the carriers of one set of required affinity terms.
+// affinityHolds reports whether carrier cr of one set of required affinity terms can bind, given
+// the pods known to bind (running ones and anchored placed ones); with report, it records why not.
 //
-// A carrier needs, in its domain for every term, a pod that matches all the terms and can be
-// there before it: a running pod, or a placed pod that does not carry the same terms (it binds
-// on its own). Otherwise it must start the group, which kube-scheduler allows only when no pod
-// anywhere matches: since the pending pods bind in an order the plan does not choose, a placed
-// pod that matches without carrying the same terms may bind first, and then the group must
-// follow it. So a start is valid only when the only matches are the carriers themselves, all
-// of them in one domain, where one of them matches its own terms.
-func (c *checker) checkAffinitySet(id string, set *affinitySet, running, incoming []located, setOf map[*corev1.Pod]string) {
+// cr needs, in its domain for every term, a pod that matches all the terms and binds before it:
+// a running pod, an anchored placed pod that does not carry the same terms (it binds on its
+// own), or an anchored co-carrier. Otherwise it must start the group, which kube-scheduler allows
+// only when no pod anywhere matches: since the pending pods bind in an order the plan does not
+// choose, a placed pod that matches without carrying the same terms may bind first, and then the
+// group must follow it. So a start is valid only when the only matches are the carriers
+// themselves, and only in one domain (the first by name with a carrier matching its own terms).
+func (c *checker) affinityHolds(id string, set *affinitySet, cr located, running, incoming []located, setOf map[*corev1.Pod]string, anchored map[*corev1.Pod]bool, report bool) bool {
 	matchAll := func(q *corev1.Pod) bool {
 		for _, t := range set.terms {
 			if !t.matches(q) {
@@ -371,14 +397,19 @@ func (c *checker) checkAffinitySet(id string, set *affinitySet, running, incomin
 		}
 		return false
 	}
-	var indep []located
+	var indep, co []located
 	for _, r := range running {
 		if matchAll(r.pod) && hasKey(r.t) {
 			indep = append(indep, r)
 		}
 	}
 	for _, in := range incoming {
-		if setOf[in.pod] != id && matchAll(in.pod) && hasKey(in.t) {
+		if !anchored[in.pod] || in.pod == cr.pod || !matchAll(in.pod) || !hasKey(in.t) {
+			continue
+		}
+		if setOf[in.pod] == id {
+			co = append(co, in)
+		} else {
 			indep = append(indep, in)
 		}
 	}
@@ -396,7 +427,7 @@ func (c *checker) checkAffinitySet(id string, set *affinitySet, running, incomin
 	supported := func(t *target) bool {
 		for _, term := range set.terms {
 			v := t.labels[term.key]
-			if !slices.ContainsFunc(indep, func(q located) bool {
+			if !slices.ContainsFunc(slices.Concat(indep, co), func(q located) bool {
 				w, ok := q.t.labels[term.key]
 				return ok && w == v
 			}) {
@@ -405,44 +436,45 @@ func (c *checker) checkAffinitySet(id string, set *affinitySet, running, incomin
 		}
 		return true
 	}
-	var starters []located
-	for _, cr := range set.carriers {
-		who := podDesc(nodeplan.PodKey(cr.pod))
-		d, ok := domain(cr.t)
-		if !ok {
+	who := podDesc(nodeplan.PodKey(cr.pod))
+	d, ok := domain(cr.t)
+	if !ok {
+		if report {
 			c.fail(RulePodAffinity, who, "is on %s, which has no %s label for its pod affinity", cr.t.desc, d)
-			continue
 		}
-		if supported(cr.t) {
-			continue
-		}
-		if len(indep) > 0 {
+		return false
+	}
+	if supported(cr.t) {
+		return true
+	}
+	if len(indep) > 0 {
+		if report {
 			q := indep[0]
 			c.fail(RulePodAffinity, who, "on %s (%s): no pod its affinity selects is there, and it cannot start the group there because pod %s (on %s) matches it elsewhere",
 				cr.t.desc, d, nodeplan.PodKey(q.pod), q.t.desc)
-			continue
 		}
-		starters = append(starters, cr)
+		return false
 	}
-	if len(starters) == 0 {
-		return
-	}
-	// The start domain: the first (by name) where a carrier matches its own terms.
+	// A start: the first domain (by name) where a carrier matches its own terms.
 	start := ""
-	for _, cr := range starters {
-		if d, _ := domain(cr.t); matchAll(cr.pod) && (start == "" || d < start) {
-			start = d
+	for _, other := range set.carriers {
+		if od, ok := domain(other.t); ok && matchAll(other.pod) && (start == "" || od < start) {
+			start = od
 		}
 	}
-	for _, cr := range starters {
-		d, _ := domain(cr.t)
-		switch {
-		case start == "":
-			c.fail(RulePodAffinity, podDesc(nodeplan.PodKey(cr.pod)), "on %s (%s): no pod its affinity selects is there or anywhere, and it does not match its own terms, so it cannot start the group",
-				cr.t.desc, d)
-		case d != start:
-			c.fail(RulePodAffinity, podDesc(nodeplan.PodKey(cr.pod)), "on %s (%s): no pod its affinity selects is there, and the group already started in %s",
-				cr.t.desc, d, start)
-		}
+	switch {
+	case start == d && matchAll(cr.pod):
+		return true
+	case !report:
+	case start == "":
+		c.fail(RulePodAffinity, who, "on %s (%s): no pod its affinity selects is there or can bind anywhere, and it does not match its own terms, so it cannot start the group",
+			cr.t.desc, d)
+	case start != d:
+		c.fail(RulePodAffinity, who, "on %s (%s): no pod its affinity selects is there, and the group already started in %s",
+			cr.t.desc, d, start)
+	default:
+		c.fail(RulePodAffinity, who, "on %s (%s): no pod its affinity selects is there or can bind anywhere, and it does not match its own terms, so it cannot start the group",
+			cr.t.desc, d)
 	}
+	return false
 }
