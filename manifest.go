@@ -165,7 +165,8 @@ func readDocuments(data []byte) ([]document, error) {
 			line += bytes.Count(data[:from], []byte("\n")) + leadingBlankLines(doc)
 			from += len(doc)
 		}
-		if len(bytes.TrimSpace(doc)) > 0 {
+		// apimachinery's reader hands back a lone "---" for a stream that opens with two.
+		if t := bytes.TrimSpace(doc); len(t) > 0 && !bytes.Equal(t, []byte("---")) {
 			docs = append(docs, document{number: len(docs) + 1, line: line, data: doc})
 		}
 		return from

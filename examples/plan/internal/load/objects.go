@@ -5,14 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nodeplan/nodeplan"
 )
 
 // Loader reads input files. The zero value is ready to use.
@@ -238,109 +240,47 @@ func (l *Loader) decode(file string, o rawObject, k kind, v any) error {
 	return &Error{File: file, Object: o.describe(k), Err: err}
 }
 
-// documents splits a file into documents: JSON values one after another, or YAML documents
-// separated by "---" lines. Empty documents are skipped.
+// documents splits a file into documents with nodeplan.SplitDocuments — the splitting every
+// nodeplan decoder uses, apimachinery's readers underneath — and converts each to JSON, strictly
+// (a duplicate key is an error). YAML errors name the file's line, not the document's.
 func documents(data []byte) ([]document, error) {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
-		return jsonDocuments(data)
+	split, err := nodeplan.SplitDocuments(data)
+	var syntax utilyaml.JSONSyntaxError
+	if errors.As(err, &syntax) {
+		off := min(int(syntax.Offset), len(data))
+		return nil, fmt.Errorf("invalid JSON at line %d: %v", 1+bytes.Count(data[:off], []byte("\n")), syntax.Err)
 	}
-	return yamlDocuments(data)
-}
-
-func jsonDocuments(data []byte) ([]document, error) {
-	var docs []document
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	for {
-		start := int(dec.InputOffset())
-		for start < len(data) && strings.IndexByte(" \t\r\n", data[start]) >= 0 {
-			start++
-		}
-		line := 1 + bytes.Count(data[:start], []byte("\n"))
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		if err == io.EOF {
-			return docs, nil
-		}
-		if err != nil {
-			var se *json.SyntaxError
-			if errors.As(err, &se) {
-				off := min(int(se.Offset), len(data))
-				line := 1 + bytes.Count(data[:off], []byte("\n"))
-				return nil, fmt.Errorf("invalid JSON at line %d: %v", line, err)
-			}
-			return nil, fmt.Errorf("invalid JSON in the value starting at line %d: %v", line, err)
-		}
-		if bytes.Equal(raw, []byte("null")) {
-			continue
-		}
-		docs = append(docs, document{index: len(docs) + 1, line: line, json: raw})
+	if err != nil {
+		return nil, trimPrefix(err)
 	}
-}
-
-var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
-
-func yamlDocuments(data []byte) ([]document, error) {
 	var docs []document
 	var errs []error
-	lines := strings.SplitAfter(string(data), "\n")
-	flush := func(start int, body []string) {
-		y := strings.Join(body, "")
-		j, err := yaml.YAMLToJSONStrict([]byte(y))
+	for _, d := range split {
+		j, err := yaml.YAMLToJSONStrict(d.Data)
 		if err != nil {
 			// Lines in the YAML error count from the document's start; make them the file's.
 			msg := yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
 				n, _ := strconv.Atoi(yamlLine.FindStringSubmatch(m)[1])
-				return fmt.Sprintf("line %d", n+start-1)
+				return fmt.Sprintf("line %d", n+d.Line-1)
 			})
 			msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
-			errs = append(errs, &Error{Object: fmt.Sprintf("document %d (line %d)", len(docs)+1, start), Err: fmt.Errorf("invalid YAML: %s", msg)})
-			docs = append(docs, document{index: len(docs) + 1, line: start})
-			return
+			errs = append(errs, &Error{Object: fmt.Sprintf("document %d (line %d)", len(docs)+1, d.Line), Err: fmt.Errorf("invalid YAML: %s", msg)})
+			docs = append(docs, document{index: len(docs) + 1, line: d.Line})
+			continue
 		}
 		j = bytes.TrimSpace(j)
 		if len(j) == 0 || bytes.Equal(j, []byte("null")) {
-			return
-		}
-		if j[0] != '{' && j[0] != '[' {
-			errs = append(errs, &Error{Object: fmt.Sprintf("document %d (line %d)", len(docs)+1, firstContentLine(body, start)), Err: errors.New("not an object")})
-		}
-		docs = append(docs, document{index: len(docs) + 1, line: firstContentLine(body, start), json: j})
-	}
-	start, body := 1, []string(nil)
-	for i, ln := range lines {
-		if isDocumentSeparator(ln) {
-			flush(start, body)
-			start, body = i+2, nil
-			if rest := strings.TrimSpace(strings.TrimPrefix(ln, "---")); rest != "" && !strings.HasPrefix(rest, "#") {
-				// "--- {inline}" starts the document on the separator line.
-				start, body = i+1, []string{rest + "\n"}
-			}
 			continue
 		}
-		body = append(body, ln)
+		if j[0] != '{' && j[0] != '[' {
+			errs = append(errs, &Error{Object: fmt.Sprintf("document %d (line %d)", len(docs)+1, d.Line), Err: errors.New("not an object")})
+		}
+		docs = append(docs, document{index: len(docs) + 1, line: d.Line, json: j})
 	}
-	flush(start, body)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return docs, nil
 }
 
-func isDocumentSeparator(ln string) bool {
-	ln = strings.TrimRight(ln, "\r\n")
-	return ln == "---" || strings.HasPrefix(ln, "--- ") || strings.HasPrefix(ln, "---\t")
-}
-
-// firstContentLine skips leading blank and comment lines, so a document's line is where its
-// first key is.
-func firstContentLine(body []string, start int) int {
-	for i, ln := range body {
-		t := strings.TrimSpace(ln)
-		if t != "" && !strings.HasPrefix(t, "#") {
-			return start + i
-		}
-	}
-	return start
-}
+var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
