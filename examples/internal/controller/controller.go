@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
@@ -117,6 +118,8 @@ type Controller struct {
 	nsLister   cache.Indexer
 	// claimLister caches the NodeClaim objects.
 	claimLister cache.Indexer
+	// The storage the solver's volume topology needs.
+	pvcLister, pvLister, scLister, csiNodeLister cache.Indexer
 }
 
 const podNodeIndex = "spec.nodeName"
@@ -226,6 +229,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.pdbLister = factory.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer()
 	c.dsLister = factory.Apps().V1().DaemonSets().Informer().GetIndexer()
 	c.nsLister = factory.Core().V1().Namespaces().Informer().GetIndexer()
+	c.pvcLister = factory.Core().V1().PersistentVolumeClaims().Informer().GetIndexer()
+	c.pvLister = factory.Core().V1().PersistentVolumes().Informer().GetIndexer()
+	c.scLister = factory.Storage().V1().StorageClasses().Informer().GetIndexer()
+	c.csiNodeLister = factory.Storage().V1().CSINodes().Informer().GetIndexer()
 	if _, err := c.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.onPod(nil, obj) },
 		UpdateFunc: func(old, obj any) { c.onPod(old, obj) },
@@ -402,6 +409,7 @@ type snapshot struct {
 	pdbs       []*policyv1.PodDisruptionBudget
 	daemonSets []*appsv1.DaemonSet
 	namespaces []*corev1.Namespace
+	volumes    scheduling.Volumes
 }
 
 func (c *Controller) snapshot() snapshot {
@@ -424,6 +432,18 @@ func (c *Controller) snapshot() snapshot {
 	}
 	for _, o := range c.nsLister.List() {
 		s.namespaces = append(s.namespaces, o.(*corev1.Namespace))
+	}
+	for _, o := range c.pvcLister.List() {
+		s.volumes.PersistentVolumeClaims = append(s.volumes.PersistentVolumeClaims, o.(*corev1.PersistentVolumeClaim))
+	}
+	for _, o := range c.pvLister.List() {
+		s.volumes.PersistentVolumes = append(s.volumes.PersistentVolumes, o.(*corev1.PersistentVolume))
+	}
+	for _, o := range c.scLister.List() {
+		s.volumes.StorageClasses = append(s.volumes.StorageClasses, o.(*storagev1.StorageClass))
+	}
+	for _, o := range c.csiNodeLister.List() {
+		s.volumes.CSINodes = append(s.volumes.CSINodes, o.(*storagev1.CSINode))
 	}
 	sortByName(s.pods)
 	sortByName(s.nodes)

@@ -9,6 +9,9 @@
 //     existing nodes and the claims still on their way, and the new NodeClaims launched with
 //     bounded concurrency. Each claim is tracked from launch to a registered, initialized node,
 //     matched by provider ID, with launch and registration timeouts ([Tracker]).
+//   - Volumes: pending pods' claims are resolved to zones (scheduling.ResolveVolumes, from the
+//     PVC, PV, StorageClass and CSINode informers) before the solve; pods whose volumes no zone
+//     can serve are reported, not solved.
 //   - Disruption: every DisruptionInterval the planner picks commands; each is carried out with
 //     its replacements launched and initialized first, then the node tainted
 //     karpenter.sh/disrupted:NoSchedule, its pods evicted through the Eviction API (PDBs

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -158,7 +159,29 @@ func (c *Controller) provision(ctx context.Context) {
 		c.log().Error("could not provision: nodepools unavailable", "pods", len(pending), "err", err)
 		return
 	}
+	// Volumes pin pods to zones (a bound volume's, a StorageClass's allowed topology); pods
+	// kube-scheduler will not place because of their volumes are reported, not solved.
+	vols := scheduling.ResolveVolumes(pending, s.volumes)
+	if len(vols.Problems) > 0 {
+		bad := map[string]bool{}
+		for _, pr := range vols.Problems {
+			bad[pr.Pod] = true
+			c.log().Error("could not schedule pod", "pod", pr.Pod, "reason", "VolumeProblem", "message", pr.Reason)
+		}
+		for _, p := range pending {
+			if bad[nodeplan.PodKey(p)] {
+				c.event(p, corev1.EventTypeWarning, "FailedScheduling", "Failed to schedule pod, %s",
+					vols.Problems[slices.IndexFunc(vols.Problems, func(v scheduling.VolumeProblem) bool { return v.Pod == nodeplan.PodKey(p) })].Reason)
+			}
+		}
+		pending = slices.DeleteFunc(pending, func(p *corev1.Pod) bool { return bad[nodeplan.PodKey(p)] })
+		if len(pending) == 0 {
+			return
+		}
+	}
 	in := c.schedulingInput(s, pending, pools)
+	in.VolumeZones = vols.Zones
+	scheduling.AttachLimits(in.Nodes, s.volumes.CSINodes)
 	in.PoolInstanceTypes = c.instanceTypes(ctx, in.NodePools)
 	start := time.Now() // the solver's own cost, in real time even on a simulated clock
 	res, err := c.Solve(ctx, in)
