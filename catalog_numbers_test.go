@@ -51,7 +51,7 @@ func TestMilliValueSaturates(t *testing.T) {
 	}{
 		{"1", 1000}, {"1500m", 1500}, {"16Gi", 16 << 30 * 1000},
 		{"9E", MaxMilliValue}, {"1e16", MaxMilliValue}, {"10Pi", MaxMilliValue}, {"-9E", -MaxMilliValue},
-		{"288230376151711", 288230376151711000},
+		{"281474976710656", 281474976710656000}, {"281474976710657", MaxMilliValue}, {"256Ti", MaxMilliValue},
 	}
 	for _, tt := range tests {
 		if got := MilliValue(mustQuantity(t, tt.q)); got != tt.want {

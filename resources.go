@@ -228,9 +228,10 @@ func defaultContainerRequests(cs []corev1.Container) []corev1.Container {
 }
 
 // MaxMilliValue is the largest amount, in milli-units, that code summing resources works with:
-// 2^58 milli-units, about 2.9e14 units — 256 TiB of memory, 288 trillion CPUs — far beyond any
-// node, and small enough that 32 such amounts add up without overflowing an int64.
-const MaxMilliValue int64 = 1 << 58
+// 256Ti (2^48 units: 256 TiB of memory, 281 trillion CPUs) — far beyond any node, small enough
+// that 32 such amounts add up without overflowing an int64, and printed readably ("256Ti") when
+// an explanation names it.
+const MaxMilliValue int64 = 256 << 40 * 1000
 
 // MilliValue returns q in milli-units (rounded up, as resource.Quantity.MilliValue rounds),
 // saturated at ±[MaxMilliValue]. resource.Quantity.MilliValue wraps around instead for amounts
