@@ -60,3 +60,21 @@ func TestUnknownScenario(t *testing.T) {
 		t.Errorf(`run(--scenario nope) = %v, want an error listing the scenarios`, err)
 	}
 }
+
+// TestPrintCRDs: --print-crds writes Karpenter's own CRDs, with the NodeClaim printer columns
+// `kubectl get nodeclaims -o wide` shows.
+func TestPrintCRDs(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"--print-crds"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"name: nodeclaims.karpenter.sh", "name: nodepools.karpenter.sh", "name: ec2nodeclasses.karpenter.k8s.aws",
+		`jsonPath: .metadata.labels.node\.kubernetes\.io/instance-type`, `jsonPath: .status.conditions[?(@.type=="Ready")].status`,
+		`jsonPath: .status.conditions[?(@.type=="Drifted")].status`, "jsonPath: .status.providerID",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--print-crds output lacks %q", want)
+		}
+	}
+}
