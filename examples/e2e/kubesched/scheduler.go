@@ -1,0 +1,280 @@
+package kubesched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
+	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+)
+
+// AnnotationPlannedNode names the node the plan puts a pod on; the PlannedNode filter plugin
+// lets the pod onto no other node.
+const AnnotationPlannedNode = "kubesched.nodeplan.dev/planned-node"
+
+// plannedNodeFilter is the one plugin this harness adds to kube-scheduler's default profile: a
+// Filter that rejects every node but the one named in the pod's AnnotationPlannedNode (pods
+// without it are not restricted).
+//
+// Why not a required node-affinity term matchFields metadata.name (what the DaemonSet
+// controller uses)? Because node affinity is not only a filter: PodTopologySpread with
+// nodeAffinityPolicy Honor (the default) counts only the nodes the pod's node affinity admits,
+// so a pod pinned that way sees one domain and every spread constraint passes. A separate
+// filter narrows the nodes without changing what any default plugin computes.
+type plannedNodeFilter struct{}
+
+const plannedNodeFilterName = "NodeplanPlannedNode"
+
+func (plannedNodeFilter) Name() string { return plannedNodeFilterName }
+
+// PreFilter narrows the nodes to the planned one, so a FailedScheduling message counts the
+// planned node's own reason apart from the others ("N node(s) didn't satisfy plugin(s)").
+// PodTopologySpread and InterPodAffinity compute their counts over all nodes regardless.
+func (plannedNodeFilter) PreFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	want, ok := pod.Annotations[AnnotationPlannedNode]
+	if !ok {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	return &fwk.PreFilterResult{NodeNames: sets.New(want)}, nil
+}
+
+func (plannedNodeFilter) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+func (plannedNodeFilter) Filter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, n fwk.NodeInfo) *fwk.Status {
+	want, ok := pod.Annotations[AnnotationPlannedNode]
+	if !ok || n.Node() == nil || n.Node().Name == want {
+		return nil
+	}
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node(s) were not the planned node")
+}
+
+// Cluster is a fake API server (client-go's fake clientset, with a reactor that carries out
+// pods/binding) and a real kube-scheduler — k8s.io/kubernetes/pkg/scheduler with its default
+// plugins and the PlannedNode filter — watching it through informers.
+type Cluster struct {
+	Client *fake.Clientset
+	cancel context.CancelFunc
+	done   chan struct{}
+	pods   informers.SharedInformerFactory
+
+	mu       sync.Mutex
+	failures map[string]string // pod key → last FailedScheduling message
+	binds    int
+}
+
+// StartCluster starts the scheduler; Stop ends it.
+func StartCluster(ctx context.Context) (*Cluster, error) {
+	client := fake.NewClientset()
+	c := &Cluster{Client: client, failures: map[string]string{}, done: make(chan struct{})}
+	client.PrependReactor("create", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		ca, ok := a.(clienttesting.CreateAction)
+		if !ok || a.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		b, ok := ca.GetObject().(*corev1.Binding)
+		if !ok {
+			return true, nil, fmt.Errorf("kubesched: binding of unexpected type %T", ca.GetObject())
+		}
+		return true, b, c.bind(a.GetNamespace(), b)
+	})
+	ctx, c.cancel = context.WithCancel(ctx)
+	ctx = klog.NewContext(ctx, klog.Background().V(-1))
+
+	factory := scheduler.NewInformerFactory(client, 0, nil)
+	profiles, err := defaultProfiles()
+	if err != nil {
+		return nil, err
+	}
+	sched, err := scheduler.New(ctx, client, factory, nil, profile.RecorderFactory(c.recorder),
+		scheduler.WithProfiles(profiles...),
+		scheduler.WithFrameworkOutOfTreeRegistry(frameworkruntime.Registry{
+			plannedNodeFilterName: func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+				return plannedNodeFilter{}, nil
+			},
+		}),
+		scheduler.WithPodInitialBackoffSeconds(1),
+		scheduler.WithPodMaxBackoffSeconds(1),
+	)
+	if err != nil {
+		c.cancel()
+		return nil, fmt.Errorf("kubesched: new scheduler: %w", err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	c.pods = factory
+	go func() {
+		defer close(c.done)
+		sched.Run(ctx)
+	}()
+	return c, nil
+}
+
+// defaultProfiles is kube-scheduler's default configuration (what it runs with no config file)
+// with the PlannedNode filter added.
+func defaultProfiles() ([]schedulerapi.KubeSchedulerProfile, error) {
+	var versioned configv1.KubeSchedulerConfiguration
+	scheme.Scheme.Default(&versioned)
+	var cfg schedulerapi.KubeSchedulerConfiguration
+	if err := scheme.Scheme.Convert(&versioned, &cfg, nil); err != nil {
+		return nil, fmt.Errorf("kubesched: default scheduler configuration: %w", err)
+	}
+	if len(cfg.Profiles) != 1 {
+		return nil, fmt.Errorf("kubesched: default scheduler configuration has %d profiles, want 1", len(cfg.Profiles))
+	}
+	p := cfg.Profiles[0]
+	p.Plugins.PreFilter.Enabled = append(p.Plugins.PreFilter.Enabled, schedulerapi.Plugin{Name: plannedNodeFilterName})
+	p.Plugins.Filter.Enabled = append(p.Plugins.Filter.Enabled, schedulerapi.Plugin{Name: plannedNodeFilterName})
+	return []schedulerapi.KubeSchedulerProfile{p}, nil
+}
+
+// Stop stops the scheduler and waits for it.
+func (c *Cluster) Stop() {
+	c.cancel()
+	<-c.done
+	c.pods.Shutdown()
+}
+
+func (c *Cluster) bind(ns string, b *corev1.Binding) error {
+	obj, err := c.Client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), ns, b.Name)
+	if err != nil {
+		return err
+	}
+	pod := obj.(*corev1.Pod).DeepCopy()
+	if pod.Spec.NodeName != "" {
+		return fmt.Errorf("kubesched: pod %s/%s is already bound to %s", ns, b.Name, pod.Spec.NodeName)
+	}
+	pod.Spec.NodeName = b.Target.Name
+	pod.Status.Conditions = slices.DeleteFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodScheduled })
+	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
+	if err := c.Client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), pod, ns); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.binds++
+	c.mu.Unlock()
+	return nil
+}
+
+// recorder collects FailedScheduling events; the rest are dropped.
+func (c *Cluster) recorder(string) events.EventRecorderLogger { return failureRecorder{c} }
+
+type failureRecorder struct{ c *Cluster }
+
+func (r failureRecorder) Eventf(regarding runtime.Object, _ runtime.Object, _, reason, _, note string, args ...any) {
+	if reason != "FailedScheduling" {
+		return
+	}
+	pod, ok := regarding.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	r.c.mu.Lock()
+	r.c.failures[pod.Namespace+"/"+pod.Name] = fmt.Sprintf(note, args...)
+	r.c.mu.Unlock()
+}
+
+func (r failureRecorder) WithLogger(klog.Logger) events.EventRecorderLogger { return r }
+
+// AddNodes creates nodes.
+func (c *Cluster) AddNodes(ctx context.Context, nodes ...*corev1.Node) error {
+	for _, n := range nodes {
+		if _, err := c.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("kubesched: create node %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// AddPods creates pods.
+func (c *Cluster) AddPods(ctx context.Context, pods ...*corev1.Pod) error {
+	for _, p := range pods {
+		if _, err := c.Client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("kubesched: create pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+	}
+	return nil
+}
+
+// Outcome is what the scheduler did with a set of pods.
+type Outcome struct {
+	// Bound maps pod key → node.
+	Bound map[string]string
+	// Unbound maps each pod left pending → the scheduler's last FailedScheduling message.
+	Unbound map[string]string
+}
+
+// Wait waits until every pod in keys is bound, or until no pod has been bound for quiet (the
+// scheduler has retried every pending pod by then: backoff is one second), and reports.
+func (c *Cluster) Wait(ctx context.Context, keys []string, quiet time.Duration) (Outcome, error) {
+	lister := c.pods.Core().V1().Pods().Lister()
+	lastBinds, lastChange := -1, time.Now()
+	for {
+		out := Outcome{Bound: map[string]string{}, Unbound: map[string]string{}}
+		for _, k := range keys {
+			ns, name, _ := cutKey(k)
+			p, err := lister.Pods(ns).Get(name)
+			if err == nil && p.Spec.NodeName != "" {
+				out.Bound[k] = p.Spec.NodeName
+				continue
+			}
+			c.mu.Lock()
+			out.Unbound[k] = c.failures[k]
+			c.mu.Unlock()
+		}
+		if len(out.Unbound) == 0 {
+			return out, nil
+		}
+		c.mu.Lock()
+		binds := c.binds
+		c.mu.Unlock()
+		if binds != lastBinds {
+			lastBinds, lastChange = binds, time.Now()
+		}
+		if time.Since(lastChange) > quiet {
+			for k, msg := range out.Unbound {
+				if msg == "" {
+					out.Unbound[k] = "(no FailedScheduling event yet)"
+				}
+			}
+			return out, nil
+		}
+		select {
+		case <-ctx.Done():
+			return out, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Evict deletes pods (as a drain would, after the evictions).
+func (c *Cluster) Evict(ctx context.Context, keys ...string) error {
+	var errs []error
+	for _, k := range keys {
+		ns, name, _ := cutKey(k)
+		if err := c.Client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			errs = append(errs, fmt.Errorf("kubesched: delete pod %s: %w", k, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var _ kubernetes.Interface = (*fake.Clientset)(nil)
