@@ -9,8 +9,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	k8stypes "k8s.io/apimachinery/pkg/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodeplan/nodeplan"
@@ -283,7 +283,7 @@ func (g *gen) podSpec(app string) corev1.PodSpec {
 	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: app}}}
 	cpu, mem := pickOf(g, cpus), pickOf(g, memories)
 	switch g.pick(6) {
-	case 100: // pod-level resources; the containers ask for less or nothing
+	case 0: // pod-level resources; the containers ask for less or nothing
 		spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: qty(cpu), corev1.ResourceMemory: qty(mem)}}
 		if g.chance(50) {
 			spec.Containers[0].Resources = requests("100m", "128Mi")

@@ -1,26 +1,26 @@
 package kubesched
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/examples/internal/sim"
-	"github.com/nodeplan/nodeplan/scheduling"
+	"github.com/nodeplan/nodeplan/scheduling/check"
 )
 
 // seedsEnv sets how many random inputs TestPlansBind runs; the default is a short run that fits
 // the default test run's budget.
 const seedsEnv = "NODEPLAN_KUBESCHED_SEEDS"
+
+// unpinnedEnv=1 adds, for information, a pass where kube-scheduler may choose any node.
+const unpinnedEnv = "NODEPLAN_KUBESCHED_UNPINNED"
 
 const (
 	shortSeeds = 3
@@ -65,181 +65,53 @@ func TestPlansBind(t *testing.T) {
 	}
 }
 
-// shapePods returns the pods as the API server returns them.
-func shapePods(pods []*corev1.Pod) []*corev1.Pod {
-	out := make([]*corev1.Pod, len(pods))
-	for i, p := range pods {
-		out[i] = Shape(p, fmt.Sprintf("uid-%d", i))
-	}
-	return out
-}
-
 func runCase(t *testing.T, c Case, sum *tally) {
-	ctx := t.Context()
-	in := c.Input
-	in.Pods = shapePods(in.Pods)
-	res, err := scheduling.Solve(ctx, in)
-	if err != nil {
-		t.Fatalf("Solve: %v", err)
-	}
-	nodes, err := NodesFromPlan(res, Catalog(in.InstanceTypes), "node")
+	rep, err := Run(t.Context(), c.Input, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	planned := map[string]string{}
-	for _, n := range nodes {
-		for _, k := range n.Pods {
-			planned[k] = n.Node.Name
-		}
-	}
+	in := rep.Input
 	sum.seeds++
 	sum.pods += len(in.Pods)
-	sum.planned += len(planned)
-	sum.nodes += len(nodes)
-	sum.unplaced += len(res.Unschedulable)
-
-	out, daemons := bindPlan(t, in, nodes, planned, true)
-	sum.daemonPods += daemons.total
-	sum.refusedDaemon += len(daemons.refused)
-	for _, k := range slices.Sorted(maps.Keys(daemons.refused)) {
-		t.Errorf("DaemonSet pod %s refused by kube-scheduler: %s", k, daemons.refused[k])
+	sum.planned += len(rep.Planned)
+	sum.nodes += len(rep.Nodes)
+	sum.unplaced += len(rep.Result.Unschedulable)
+	sum.daemonPods += rep.DaemonPods
+	sum.refusedDaemon += len(rep.DaemonRefused)
+	sum.refused += len(rep.Refused)
+	for _, k := range slices.Sorted(maps.Keys(rep.DaemonRefused)) {
+		t.Errorf("DaemonSet pod %s refused by kube-scheduler: %s", k, rep.DaemonRefused[k])
 	}
-	refused := 0
-	for _, k := range slices.Sorted(maps.Keys(planned)) {
-		if got, ok := out.Bound[k]; ok {
-			if got != planned[k] {
-				t.Errorf("pod %s bound to %s, planned on %s", k, got, planned[k])
-			}
-			continue
+	for _, k := range slices.Sorted(maps.Keys(rep.Misplaced)) {
+		t.Errorf("pod %s bound to %s, planned on %s", k, rep.Misplaced[k], rep.Planned[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(rep.Refused)) {
+		t.Errorf("pod %s planned on %s (%s) refused by kube-scheduler: %s%s", k, rep.Planned[k], DescribeNode(rep.Nodes, rep.Planned[k]), rep.Refused[k],
+			finalState(podByKey(in.Pods, k), in.Pods, rep.Bound, rep.Nodes))
+	}
+	if len(rep.Refused) > 0 {
+		if err := check.Result(in, rep.Result); err != nil {
+			t.Logf("seed %d: scheduling/check also rejects the plan: %v", c.Seed, err)
+		} else {
+			t.Logf("seed %d: scheduling/check accepts the plan kube-scheduler refused", c.Seed)
 		}
-		refused++
-		t.Errorf("pod %s planned on %s (%s) refused by kube-scheduler: %s", k, planned[k], describeNode(nodes, planned[k]), out.Unbound[k])
+		t.Logf("seed %d: %d of %d planned pods refused; plan: %s", c.Seed, len(rep.Refused), len(rep.Planned), DescribePlan(rep.Result))
 	}
-	sum.refused += refused
-	if refused > 0 {
-		t.Logf("seed %d: %d of %d planned pods refused; plan: %s", c.Seed, refused, len(planned), describePlan(res))
-	}
-	if os.Getenv("NODEPLAN_KUBESCHED_UNPINNED") == "1" {
-		free, _ := bindPlan(t, in, nodes, planned, false)
-		sum.unpinnedTotal += len(planned)
+	if os.Getenv(unpinnedEnv) == "1" {
+		free, err := Run(t.Context(), c.Input, Options{Unpinned: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum.unpinnedTotal += len(free.Planned)
 		sum.unpinnedBound += len(free.Bound)
 	}
 }
 
-type daemonOutcome struct {
-	total   int
-	refused map[string]string
-}
-
-// bindPlan registers the planned nodes in a fresh cluster with a real kube-scheduler, lets the
-// DaemonSet pods bind first (as they do when a node joins), then submits the planned pods —
-// pinned to their planned nodes, or free when pin is false — and waits for them.
-func bindPlan(t *testing.T, in scheduling.Input, nodes []PlannedNode, planned map[string]string, pin bool) (Outcome, daemonOutcome) {
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cl, err := StartCluster(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Stop()
-	var daemonKeys []string
-	for _, n := range nodes {
-		if err := cl.AddNodes(ctx, n.Node); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range DaemonPods(n.Node, in.DaemonSets) {
-			p = Shape(p, "ds-"+p.Name)
-			daemonKeys = append(daemonKeys, nodeplan.PodKey(p))
-			if err := cl.AddPods(ctx, p); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	dout, err := cl.Wait(ctx, daemonKeys, 3*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, p := range in.Pods {
-		k := nodeplan.PodKey(p)
-		node, ok := planned[k]
-		if !ok {
-			continue
-		}
-		keys = append(keys, k)
-		if err := cl.AddPods(ctx, submitted(p, node, pin)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out, err := cl.Wait(ctx, keys, 3*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Unbound) > 0 {
-		// The scheduler tried these pods in some order while the others bound. Submit them
-		// afresh now that every other pod is in place, so a refusal is the final state's and
-		// not an artefact of the order the scheduler happened to take them in.
-		out, err = retry(ctx, cl, in.Pods, out, planned, pin)
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out, daemonOutcome{total: len(daemonKeys), refused: dout.Unbound}
-}
-
-func describeNode(nodes []PlannedNode, name string) string {
-	for _, n := range nodes {
-		if n.Node.Name != name {
-			continue
-		}
-		l := n.Node.Labels
-		return fmt.Sprintf("%s %s %s pool %s, allocatable cpu %s memory %s pods %s, taints %v",
-			l[nodeplan.LabelInstanceType], l[nodeplan.LabelZone], l[nodeplan.LabelCapacityType], l[nodeplan.LabelNodePool],
-			n.Node.Status.Allocatable.Cpu(), n.Node.Status.Allocatable.Memory(), n.Node.Status.Allocatable.Pods(), n.Node.Spec.Taints)
-	}
-	return "unknown node"
-}
-
-func describePlan(res scheduling.Result) string {
-	var b strings.Builder
-	for i, c := range res.NodeClaims {
-		fmt.Fprintf(&b, "\n  node-%d %s %s %s: %s", i, c.InstanceType, c.Offering.Zone, c.Offering.CapacityType, strings.Join(c.Pods, " "))
-	}
-	return b.String()
-}
-
-// submitted is the pod as the test creates it: pinned to its planned node when pin is set.
-func submitted(p *corev1.Pod, node string, pin bool) *corev1.Pod {
-	p = p.DeepCopy()
-	p.ResourceVersion = ""
-	if pin {
-		if p.Annotations == nil {
-			p.Annotations = map[string]string{}
-		}
-		p.Annotations[AnnotationPlannedNode] = node
-	}
-	return p
-}
-
-// retry deletes the unbound pods of out and creates them again, and waits for them.
-func retry(ctx context.Context, cl *Cluster, pods []*corev1.Pod, out Outcome, planned map[string]string, pin bool) (Outcome, error) {
-	keys := slices.Sorted(maps.Keys(out.Unbound))
-	if err := cl.Evict(ctx, keys...); err != nil {
-		return out, err
-	}
+func podByKey(pods []*corev1.Pod, k string) *corev1.Pod {
 	for _, p := range pods {
-		k := nodeplan.PodKey(p)
-		if _, ok := out.Unbound[k]; ok {
-			if err := cl.AddPods(ctx, submitted(p, planned[k], pin)); err != nil {
-				return out, err
-			}
+		if nodeplan.PodKey(p) == k {
+			return p
 		}
 	}
-	again, err := cl.Wait(ctx, keys, 3*time.Second)
-	if err != nil {
-		return out, err
-	}
-	maps.Copy(out.Bound, again.Bound)
-	out.Unbound = again.Unbound
-	return out, nil
+	return nil
 }

@@ -10,19 +10,19 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
-	configv1 "k8s.io/kube-scheduler/config/v1"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
 )
@@ -79,11 +79,13 @@ type Cluster struct {
 	mu       sync.Mutex
 	failures map[string]string // pod key → last FailedScheduling message
 	binds    int
+	lastBind time.Time
+	bindTimes []time.Time
 }
 
 // StartCluster starts the scheduler; Stop ends it.
 func StartCluster(ctx context.Context) (*Cluster, error) {
-	client := fake.NewClientset()
+	client := fake.NewSimpleClientset() // not NewClientset: its field-managed tracker builds a REST mapper on every call, most of the harness's CPU
 	c := &Cluster{Client: client, failures: map[string]string{}, done: make(chan struct{})}
 	client.PrependReactor("create", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		ca, ok := a.(clienttesting.CreateAction)
@@ -170,6 +172,8 @@ func (c *Cluster) bind(ns string, b *corev1.Binding) error {
 	}
 	c.mu.Lock()
 	c.binds++
+	c.lastBind = time.Now()
+	c.bindTimes = append(c.bindTimes, c.lastBind)
 	c.mu.Unlock()
 	return nil
 }
