@@ -75,7 +75,7 @@ type Disrupted struct {
 func (cl *Cluster) ApplyDisruption(ctx context.Context, plan disruption.Result, pods map[string]*corev1.Pod, in disruption.Input) (Disrupted, error) {
 	d := Disrupted{Moved: map[string]string{}}
 	catalog := Catalog(in.InstanceTypes)
-	var daemonKeys []string
+	var daemons []*corev1.Pod
 	for ci, c := range plan.Commands {
 		for ri, rc := range c.Replacements {
 			it, ok := catalog[rc.InstanceType]
@@ -89,7 +89,7 @@ func (cl *Cluster) ApplyDisruption(ctx context.Context, plan disruption.Result, 
 			d.Replacements++
 			for _, p := range DaemonPods(n, in.DaemonSets) {
 				p = Shape(p, "ds-"+p.Name)
-				daemonKeys = append(daemonKeys, nodeplan.PodKey(p))
+				daemons = append(daemons, p)
 				if err := cl.AddPods(ctx, p); err != nil {
 					return d, err
 				}
@@ -104,7 +104,7 @@ func (cl *Cluster) ApplyDisruption(ctx context.Context, plan disruption.Result, 
 			}
 		}
 	}
-	dout, err := cl.Wait(ctx, daemonKeys, 2*time.Second)
+	dout, err := cl.Wait(ctx, daemons, 2*time.Second)
 	if err != nil {
 		return d, err
 	}
@@ -140,7 +140,9 @@ func (cl *Cluster) ApplyDisruption(ctx context.Context, plan disruption.Result, 
 		if !ok {
 			continue // unplaced by a forceful command: pending for the provisioner
 		}
-		again = append(again, submitted(p, dest, true))
+		p = submitted(p, dest, true)
+		p.UID += "-moved" // a new pod, as its ReplicaSet would create
+		again = append(again, p)
 	}
 	out, err := cl.Submit(ctx, again)
 	if err != nil {

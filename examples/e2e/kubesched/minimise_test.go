@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/examples/internal/sim"
@@ -88,4 +89,12 @@ func TestMinimise(t *testing.T) {
 	for _, p := range cur {
 		t.Logf("%s", podYAML(p))
 	}
+}
+
+func podYAML(p *corev1.Pod) string {
+	b, err := yaml.Marshal(p)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }

@@ -80,24 +80,24 @@ func Plan(ctx context.Context, in scheduling.Input) (Report, error) {
 // the planned pods and records the outcome in rep.
 func (cl *Cluster) Provision(ctx context.Context, rep *Report, opts Options) error {
 	in, nodes := rep.Input, rep.Nodes
-	var daemonKeys []string
+	var daemons []*corev1.Pod
 	for _, n := range nodes {
 		if err := cl.AddNodes(ctx, n.Node); err != nil {
 			return err
 		}
 		for _, p := range DaemonPods(n.Node, in.DaemonSets) {
 			p = Shape(p, "ds-"+p.Name)
-			daemonKeys = append(daemonKeys, nodeplan.PodKey(p))
+			daemons = append(daemons, p)
 			if err := cl.AddPods(ctx, p); err != nil {
 				return err
 			}
 		}
 	}
-	dout, err := cl.Wait(ctx, daemonKeys, 2*time.Second)
+	dout, err := cl.Wait(ctx, daemons, 2*time.Second)
 	if err != nil {
 		return err
 	}
-	rep.DaemonPods, rep.DaemonRefused = len(daemonKeys), dout.Unbound
+	rep.DaemonPods, rep.DaemonRefused = len(daemons), dout.Unbound
 	var todo []*corev1.Pod
 	for _, p := range in.Pods {
 		if node, ok := rep.Planned[nodeplan.PodKey(p)]; ok {
@@ -121,27 +121,27 @@ func (cl *Cluster) Provision(ctx context.Context, rep *Report, opts Options) err
 // submits the pods left pending afresh once, so that a refusal is the final state's (every other
 // pod in place) and not an artefact of the order the scheduler took them in, and waits again.
 func (c *Cluster) Submit(ctx context.Context, pods []*corev1.Pod) (Outcome, error) {
-	keys := make([]string, len(pods))
-	for i, p := range pods {
-		keys[i] = nodeplan.PodKey(p)
-		if err := c.AddPods(ctx, p); err != nil {
-			return Outcome{}, err
-		}
+	if err := c.AddPods(ctx, pods...); err != nil {
+		return Outcome{}, err
 	}
-	out, err := c.Wait(ctx, keys, 2*time.Second)
+	out, err := c.Wait(ctx, pods, 2*time.Second)
 	if err != nil || len(out.Unbound) == 0 {
 		return out, err
 	}
-	again := slices.Sorted(maps.Keys(out.Unbound))
-	if err := c.Evict(ctx, again...); err != nil {
+	if err := c.Evict(ctx, slices.Sorted(maps.Keys(out.Unbound))...); err != nil {
 		return out, err
 	}
+	var again []*corev1.Pod
 	for _, p := range pods {
 		if _, ok := out.Unbound[nodeplan.PodKey(p)]; ok {
-			if err := c.AddPods(ctx, p); err != nil {
-				return out, err
-			}
+			p = p.DeepCopy()
+			p.UID += "-again"
+			again = append(again, p)
 		}
+	}
+	c.forget(again)
+	if err := c.AddPods(ctx, again...); err != nil {
+		return out, err
 	}
 	retried, err := c.Wait(ctx, again, 2*time.Second)
 	if err != nil {

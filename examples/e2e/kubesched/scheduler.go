@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
@@ -25,6 +26,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
+
+	"github.com/nodeplan/nodeplan"
 )
 
 // AnnotationPlannedNode names the node the plan puts a pod on; the PlannedNode filter plugin
@@ -76,10 +79,10 @@ type Cluster struct {
 	done   chan struct{}
 	pods   informers.SharedInformerFactory
 
-	mu       sync.Mutex
-	failures map[string]string // pod key → last FailedScheduling message
-	binds    int
-	lastBind time.Time
+	mu        sync.Mutex
+	failures  map[string]string // pod key → last FailedScheduling message
+	binds     int
+	lastBind  time.Time
 	bindTimes []time.Time
 }
 
@@ -97,6 +100,17 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 			return true, nil, fmt.Errorf("kubesched: binding of unexpected type %T", ca.GetObject())
 		}
 		return true, b, c.bind(a.GetNamespace(), b)
+	})
+	client.PrependWatchReactor("*", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if wa, ok := a.(clienttesting.WatchActionImpl); ok {
+			opts = wa.ListOptions
+		}
+		w, err := client.Tracker().Watch(a.GetResource(), a.GetNamespace(), opts)
+		if err != nil {
+			return true, nil, err
+		}
+		return true, drained(w), nil
 	})
 	ctx, c.cancel = context.WithCancel(ctx)
 	ctx = klog.NewContext(ctx, klog.Background().V(-1))
@@ -172,8 +186,6 @@ func (c *Cluster) bind(ns string, b *corev1.Binding) error {
 	}
 	c.mu.Lock()
 	c.binds++
-	c.lastBind = time.Now()
-	c.bindTimes = append(c.bindTimes, c.lastBind)
 	c.mu.Unlock()
 	return nil
 }
@@ -208,11 +220,26 @@ func (c *Cluster) AddNodes(ctx context.Context, nodes ...*corev1.Node) error {
 	return nil
 }
 
-// AddPods creates pods.
+// AddPods creates pods. Every few pods it waits until the informers have seen the last one:
+// the fake clientset's watch channels hold 100 events and panic when full.
 func (c *Cluster) AddPods(ctx context.Context, pods ...*corev1.Pod) error {
-	for _, p := range pods {
+	lister := c.pods.Core().V1().Pods().Lister()
+	for i, p := range pods {
 		if _, err := c.Client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("kubesched: create pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		if i%20 != 19 && i != len(pods)-1 {
+			continue
+		}
+		for {
+			if _, err := lister.Pods(p.Namespace).Get(p.Name); err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Millisecond):
+			}
 		}
 	}
 	return nil
@@ -226,17 +253,18 @@ type Outcome struct {
 	Unbound map[string]string
 }
 
-// Wait waits until every pod in keys is bound, or until no pod has been bound for quiet (the
-// scheduler has retried every pending pod by then: backoff is one second), and reports.
-func (c *Cluster) Wait(ctx context.Context, keys []string, quiet time.Duration) (Outcome, error) {
+// Wait waits until every pod of pods is bound, or until no pod has been bound for quiet (the
+// scheduler has retried every pending pod by then: backoff is one second), and reports. A pod
+// counts by UID, so an earlier pod of the same name (evicted and recreated) is not mistaken for it.
+func (c *Cluster) Wait(ctx context.Context, pods []*corev1.Pod, quiet time.Duration) (Outcome, error) {
 	lister := c.pods.Core().V1().Pods().Lister()
 	lastBinds, lastChange := -1, time.Now()
 	for {
 		out := Outcome{Bound: map[string]string{}, Unbound: map[string]string{}}
-		for _, k := range keys {
-			ns, name, _ := cutKey(k)
-			p, err := lister.Pods(ns).Get(name)
-			if err == nil && p.Spec.NodeName != "" {
+		for _, want := range pods {
+			k := nodeplan.PodKey(want)
+			p, err := lister.Pods(want.Namespace).Get(want.Name)
+			if err == nil && p.UID == want.UID && p.Spec.NodeName != "" {
 				out.Bound[k] = p.Spec.NodeName
 				continue
 			}
@@ -269,6 +297,15 @@ func (c *Cluster) Wait(ctx context.Context, keys []string, quiet time.Duration) 
 	}
 }
 
+// forget drops the FailedScheduling messages recorded for pods' names.
+func (c *Cluster) forget(pods []*corev1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range pods {
+		delete(c.failures, nodeplan.PodKey(p))
+	}
+}
+
 // Evict deletes pods (as a drain would, after the evictions).
 func (c *Cluster) Evict(ctx context.Context, keys ...string) error {
 	var errs []error
@@ -282,3 +319,46 @@ func (c *Cluster) Evict(ctx context.Context, keys ...string) error {
 }
 
 var _ kubernetes.Interface = (*fake.Clientset)(nil)
+
+// drained relays w's events through an unbounded queue: the fake clientset's watchers hold 100
+// events and panic when full, which a burst of binds or status updates can reach.
+func drained(w watch.Interface) watch.Interface {
+	out := make(chan watch.Event)
+	stop := make(chan struct{})
+	go func() {
+		defer close(out)
+		var queue []watch.Event
+		in := w.ResultChan()
+		for in != nil || len(queue) > 0 {
+			var send chan watch.Event
+			var next watch.Event
+			if len(queue) > 0 {
+				send, next = out, queue[0]
+			}
+			select {
+			case e, ok := <-in:
+				if !ok {
+					in = nil
+					continue
+				}
+				queue = append(queue, e)
+			case send <- next:
+				queue = queue[1:]
+			case <-stop:
+				w.Stop()
+				return
+			}
+		}
+	}()
+	return &drainedWatch{w: w, out: out, stop: stop}
+}
+
+type drainedWatch struct {
+	w    watch.Interface
+	out  chan watch.Event
+	stop chan struct{}
+	once sync.Once
+}
+
+func (d *drainedWatch) Stop()                          { d.once.Do(func() { close(d.stop) }) }
+func (d *drainedWatch) ResultChan() <-chan watch.Event { return d.out }
