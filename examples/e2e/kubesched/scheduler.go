@@ -74,10 +74,11 @@ func (plannedNodeFilter) Filter(_ context.Context, _ fwk.CycleState, pod *corev1
 // pods/binding) and a real kube-scheduler — k8s.io/kubernetes/pkg/scheduler with its default
 // plugins and the PlannedNode filter — watching it through informers.
 type Cluster struct {
-	Client *fake.Clientset
-	cancel context.CancelFunc
-	done   chan struct{}
-	pods   informers.SharedInformerFactory
+	Client  *fake.Clientset
+	tracker *broadcastTracker
+	cancel  context.CancelFunc
+	done    chan struct{}
+	pods    informers.SharedInformerFactory
 
 	mu        sync.Mutex
 	failures  map[string]string // pod key → last FailedScheduling message
@@ -88,8 +89,16 @@ type Cluster struct {
 
 // StartCluster starts the scheduler; Stop ends it.
 func StartCluster(ctx context.Context) (*Cluster, error) {
-	client := fake.NewSimpleClientset() // not NewClientset: its field-managed tracker builds a REST mapper on every call, most of the harness's CPU
-	c := &Cluster{Client: client, failures: map[string]string{}, done: make(chan struct{})}
+	// Not fake.NewClientset: its field-managed tracker builds a REST mapper on every call, ten
+	// times the scheduler's own CPU. And not the fake clientset's own watchers: they hold 100
+	// events and panic when full, which a burst of binds and status updates reaches.
+	client := fake.NewSimpleClientset()
+	tracker := newBroadcastTracker()
+	c := &Cluster{Client: client, tracker: tracker, failures: map[string]string{}, done: make(chan struct{})}
+	client.PrependWatchReactor("*", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		return true, tracker.watch(a.GetResource(), a.GetNamespace()), nil
+	})
+	client.PrependReactor("*", "*", clienttesting.ObjectReaction(tracker))
 	client.PrependReactor("create", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		ca, ok := a.(clienttesting.CreateAction)
 		if !ok || a.GetSubresource() != "binding" {
@@ -100,17 +109,6 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 			return true, nil, fmt.Errorf("kubesched: binding of unexpected type %T", ca.GetObject())
 		}
 		return true, b, c.bind(a.GetNamespace(), b)
-	})
-	client.PrependWatchReactor("*", func(a clienttesting.Action) (bool, watch.Interface, error) {
-		var opts metav1.ListOptions
-		if wa, ok := a.(clienttesting.WatchActionImpl); ok {
-			opts = wa.ListOptions
-		}
-		w, err := client.Tracker().Watch(a.GetResource(), a.GetNamespace(), opts)
-		if err != nil {
-			return true, nil, err
-		}
-		return true, drained(w), nil
 	})
 	ctx, c.cancel = context.WithCancel(ctx)
 	ctx = klog.NewContext(ctx, klog.Background().V(-1))
@@ -170,7 +168,7 @@ func (c *Cluster) Stop() {
 }
 
 func (c *Cluster) bind(ns string, b *corev1.Binding) error {
-	obj, err := c.Client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), ns, b.Name)
+	obj, err := c.tracker.Get(corev1.SchemeGroupVersion.WithResource("pods"), ns, b.Name)
 	if err != nil {
 		return err
 	}
@@ -181,7 +179,7 @@ func (c *Cluster) bind(ns string, b *corev1.Binding) error {
 	pod.Spec.NodeName = b.Target.Name
 	pod.Status.Conditions = slices.DeleteFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodScheduled })
 	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
-	if err := c.Client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), pod, ns); err != nil {
+	if err := c.tracker.Update(corev1.SchemeGroupVersion.WithResource("pods"), pod, ns); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -319,46 +317,3 @@ func (c *Cluster) Evict(ctx context.Context, keys ...string) error {
 }
 
 var _ kubernetes.Interface = (*fake.Clientset)(nil)
-
-// drained relays w's events through an unbounded queue: the fake clientset's watchers hold 100
-// events and panic when full, which a burst of binds or status updates can reach.
-func drained(w watch.Interface) watch.Interface {
-	out := make(chan watch.Event)
-	stop := make(chan struct{})
-	go func() {
-		defer close(out)
-		var queue []watch.Event
-		in := w.ResultChan()
-		for in != nil || len(queue) > 0 {
-			var send chan watch.Event
-			var next watch.Event
-			if len(queue) > 0 {
-				send, next = out, queue[0]
-			}
-			select {
-			case e, ok := <-in:
-				if !ok {
-					in = nil
-					continue
-				}
-				queue = append(queue, e)
-			case send <- next:
-				queue = queue[1:]
-			case <-stop:
-				w.Stop()
-				return
-			}
-		}
-	}()
-	return &drainedWatch{w: w, out: out, stop: stop}
-}
-
-type drainedWatch struct {
-	w    watch.Interface
-	out  chan watch.Event
-	stop chan struct{}
-	once sync.Once
-}
-
-func (d *drainedWatch) Stop()                          { d.once.Do(func() { close(d.stop) }) }
-func (d *drainedWatch) ResultChan() <-chan watch.Event { return d.out }
