@@ -12,6 +12,7 @@ import (
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/disruption"
 	"github.com/nodeplan/nodeplan/scheduling"
+	"github.com/nodeplan/nodeplan/scheduling/schedulingtest"
 )
 
 // ClusterState reads the cluster back as the disruption planner's input: every Node with the
@@ -88,7 +89,7 @@ func (cl *Cluster) ApplyDisruption(ctx context.Context, plan disruption.Result, 
 			}
 			d.Replacements++
 			for _, p := range DaemonPods(n, in.DaemonSets) {
-				p = Shape(p, "ds-"+p.Name)
+				p = schedulingtest.APIServerShaped(p)
 				daemons = append(daemons, p)
 				if err := cl.AddPods(ctx, p); err != nil {
 					return d, err

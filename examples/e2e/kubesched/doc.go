@@ -10,9 +10,9 @@
 // Karpenter's own scheduling benchmark draws them (makeDiversePods: labels and selectors drawn
 // independently). [Run] then:
 //
-//  1. shapes every pod as kube-apiserver returns it ([Shape]: the server's own defaulting code
-//     from k8s.io/kubernetes/pkg/apis/core/v1, plus the default admission plugins' tolerations,
-//     priority and service account);
+//  1. shapes every pod as kube-apiserver returns it (schedulingtest.APIServerShapedPods:
+//     defaults, admission plugins' tolerations, priority and service account, generated names,
+//     status, managed fields);
 //  2. solves with scheduling.Solve;
 //  3. registers every planned node as the Node it would become ([NewNode]: the claim's and the
 //     instance type's labels, the offering's zone and capacity type, the pool, a hostname; the

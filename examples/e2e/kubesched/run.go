@@ -12,6 +12,7 @@ import (
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/scheduling"
+	"github.com/nodeplan/nodeplan/scheduling/schedulingtest"
 )
 
 // Report is what kube-scheduler made of one plan.
@@ -39,7 +40,7 @@ type Options struct {
 	Unpinned bool
 }
 
-// Run shapes in's pods as the API server returns them, solves, registers the planned nodes in
+// Run shapes in's pods as the API server returns them (schedulingtest.APIServerShapedPods), solves, registers the planned nodes in
 // a fresh cluster with a real kube-scheduler, lets the DaemonSet pods bind first (as when nodes
 // join), submits every pod the plan places restricted to its planned node, and reports.
 func Run(ctx context.Context, in scheduling.Input, opts Options) (Report, error) {
@@ -58,7 +59,7 @@ func Run(ctx context.Context, in scheduling.Input, opts Options) (Report, error)
 // Plan shapes in's pods as the API server returns them, solves, and turns the plan into the
 // Nodes it would register: a Report waiting for Provision.
 func Plan(ctx context.Context, in scheduling.Input) (Report, error) {
-	in.Pods = ShapeAll(in.Pods)
+	in.Pods = schedulingtest.APIServerShapedPods(in.Pods)
 	res, err := scheduling.Solve(ctx, in)
 	if err != nil {
 		return Report{}, fmt.Errorf("kubesched: solve: %w", err)
@@ -86,7 +87,7 @@ func (cl *Cluster) Provision(ctx context.Context, rep *Report, opts Options) err
 			return err
 		}
 		for _, p := range DaemonPods(n.Node, in.DaemonSets) {
-			p = Shape(p, "ds-"+p.Name)
+			p = schedulingtest.APIServerShaped(p)
 			daemons = append(daemons, p)
 			if err := cl.AddPods(ctx, p); err != nil {
 				return err
@@ -163,15 +164,6 @@ func submitted(p *corev1.Pod, node string, pin bool) *corev1.Pod {
 		p.Annotations[AnnotationPlannedNode] = node
 	}
 	return p
-}
-
-// ShapeAll returns the pods as the API server returns them.
-func ShapeAll(pods []*corev1.Pod) []*corev1.Pod {
-	out := make([]*corev1.Pod, len(pods))
-	for i, p := range pods {
-		out[i] = Shape(p, fmt.Sprintf("uid-%d", i))
-	}
-	return out
 }
 
 // DescribeNode is one line about a planned node: type, zone, capacity type, pool, allocatable,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -317,3 +318,5 @@ func (c *Cluster) Evict(ctx context.Context, keys ...string) error {
 }
 
 var _ kubernetes.Interface = (*fake.Clientset)(nil)
+
+func cutKey(k string) (ns, name string, ok bool) { return strings.Cut(k, "/") }
