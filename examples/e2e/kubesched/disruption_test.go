@@ -22,12 +22,12 @@ import (
 // candidates tainted, their pods evicted and recreated). Every moved pod must bind on the
 // destination the plan gave it.
 func TestDisruptionMovesBind(t *testing.T) {
-	n, pods := seeds(t)
+	first, n, pods := seeds(t)
 	catalog := sim.Catalog()
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	var seedsRun, commands, moved, refused, replacements int
 	known := map[string]int{}
-	for seed := range uint64(n) {
+	for seed := first; seed < first+n; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			ctx := t.Context()
 			c := Generate(seed, catalog, Config{Pods: pods})

@@ -27,7 +27,6 @@ const (
 
 // knownOpen lists the classes still open.
 var knownOpen = map[string]bool{
-	knownAffinityCycle:     true,
 	knownSelfAffinitySplit: true,
 	knownSpreadNonCarrier:  true,
 	knownPodLevelResources: true,

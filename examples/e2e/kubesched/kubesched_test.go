@@ -28,16 +28,26 @@ const (
 	shortPods  = 120
 )
 
+// firstSeedEnv offsets the seeds, to split a long run over several processes.
+const firstSeedEnv = "NODEPLAN_KUBESCHED_FIRST_SEED"
+
 // seeds returns the seeds to run and the pods per case (0: drawn per seed).
-func seeds(t *testing.T) (n, pods int) {
+func seeds(t *testing.T) (first, n uint64, pods int) {
+	if v := os.Getenv(firstSeedEnv); v != "" {
+		f, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: want a seed", firstSeedEnv, v)
+		}
+		first = f
+	}
 	if v := os.Getenv(seedsEnv); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			t.Fatalf("%s=%q: want a positive number of seeds", seedsEnv, v)
 		}
-		return n, 0
+		return first, uint64(n), 0
 	}
-	return shortSeeds, shortPods
+	return first, shortSeeds, shortPods
 }
 
 // tally sums a run's figures for the summary line.
@@ -51,10 +61,10 @@ type tally struct {
 // nodes registered as Nodes, and every pod the plan places submitted to a real kube-scheduler
 // restricted to the pod's planned node. Every one must bind.
 func TestPlansBind(t *testing.T) {
-	n, pods := seeds(t)
+	first, n, pods := seeds(t)
 	catalog := sim.Catalog()
 	sum := tally{known: map[string]int{}}
-	for seed := range uint64(n) {
+	for seed := first; seed < first+n; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			c := Generate(seed, catalog, Config{Pods: pods})
 			runCase(t, c, &sum)
