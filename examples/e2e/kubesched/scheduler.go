@@ -135,6 +135,18 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
+	// The informers list, then watch; an object created in between would be missed (the
+	// tracker's watches do not resume from a resource version), so wait for the watches.
+	for _, r := range []string{"pods", "nodes"} {
+		for !tracker.watched(corev1.SchemeGroupVersion.WithResource(r)) {
+			select {
+			case <-ctx.Done():
+				c.cancel()
+				return nil, ctx.Err()
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
 	c.pods = factory
 	go func() {
 		defer close(c.done)

@@ -88,6 +88,13 @@ func (b *broadcastTracker) emit(gvr schema.GroupVersionResource, ns string, e wa
 	}
 }
 
+// watched reports whether gvr has a watcher.
+func (b *broadcastTracker) watched(gvr schema.GroupVersionResource) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.watchers[gvr]) > 0
+}
+
 // watch starts a watcher of gvr in ns ("" for all namespaces).
 func (b *broadcastTracker) watch(gvr schema.GroupVersionResource, ns string) watch.Interface {
 	w := &queueWatch{ns: ns, wake: make(chan struct{}, 1), out: make(chan watch.Event), stop: make(chan struct{})}
