@@ -309,7 +309,8 @@ func (s *nstate) groupKey() string {
 // terms select, those whose own required anti-affinity may repel them, and, when they claim
 // host ports, those holding host ports.
 func (p *planner) mattersTo(moving []*corev1.Pod) func(*corev1.Pod) bool {
-	sels := interPodSelectors(moving)
+	sels, keys := interPodSelectors(moving)
+	want, indexed := p.selectorMask(keys)
 	ports := false
 	for _, pod := range moving {
 		if hostPorts(pod) {
@@ -326,6 +327,9 @@ func (p *planner) mattersTo(moving []*corev1.Pod) func(*corev1.Pod) bool {
 		}
 		if len(sels) == 0 {
 			return false
+		}
+		if indexed {
+			return p.maskOf(pod)&want != 0
 		}
 		set := labels.Set(pod.Labels)
 		for _, s := range sels {

@@ -80,8 +80,10 @@ type planner struct {
 	budgets *budgets
 	pdbs    *pdbSet
 
-	selectors   []labels.Selector // from the inter-pod terms of pods that may move
-	aggregate   bool              // no inter-pod term is per node, so count-only nodes may merge
+	selectors   []labels.Selector      // from the inter-pod terms of pods that may move
+	selIndex    map[string]int         // a selector's string to its index in selectors
+	masks       map[*corev1.Pod]uint64 // see selectorMask
+	aggregate   bool                   // no inter-pod term is per node, so count-only nodes may merge
 	types       map[string]map[string]*nodeplan.InstanceType
 	lbCPU       float64 // least $/h per allocatable core in the catalog
 	lbMem       float64 // least $/h per allocatable GiB
@@ -117,7 +119,13 @@ func newPlanner(ctx context.Context, in *Input) *planner {
 	}
 	all = append(all, in.Pending...)
 	p.pdbs = newPDBSet(in.PDBs, all)
-	p.selectors = interPodSelectors(all)
+	var selKeys []string
+	p.selectors, selKeys = interPodSelectors(all)
+	p.selIndex = make(map[string]int, len(selKeys))
+	for i, k := range selKeys {
+		p.selIndex[k] = i
+	}
+	p.masks = map[*corev1.Pod]uint64{}
 	p.aggregate = !usesKey(all, nodeplan.LabelHostname)
 
 	for i := range in.Nodes {
@@ -230,10 +238,11 @@ func (p *planner) podRequests(pod *corev1.Pod) corev1.ResourceList {
 
 // interPodSelectors collects the label selectors of every inter-pod term of the pods: a bound
 // pod matching none of them cannot affect where a moved pod may go, so simulations leave it out
-// and keep only its requests.
-func interPodSelectors(pods []*corev1.Pod) []labels.Selector {
+// and keep only its requests. The second result is each selector as a string, for selectorMask.
+func interPodSelectors(pods []*corev1.Pod) ([]labels.Selector, []string) {
 	seen := map[string]bool{}
 	var out []labels.Selector
+	var keys []string
 	add := func(ls *metav1.LabelSelector) {
 		if ls == nil {
 			return
@@ -243,6 +252,7 @@ func interPodSelectors(pods []*corev1.Pod) []labels.Selector {
 			return
 		}
 		seen[k] = true
+		keys = append(keys, k)
 		if sel, err := metav1.LabelSelectorAsSelector(ls); err == nil {
 			out = append(out, sel)
 		} else {
@@ -277,7 +287,7 @@ func interPodSelectors(pods []*corev1.Pod) []labels.Selector {
 			}
 		}
 	}
-	return out
+	return out, keys
 }
 
 // usesKey reports whether any pod's spread constraints or pod (anti-)affinity terms use key as
@@ -444,4 +454,37 @@ func sortedMapKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// selectorMask returns the bits of the pass's selectors (planner.selectors) with the given
+// strings, and false when some string is not among the first 64 of them. Every simulation asks
+// which bound pods its moving pods' selectors match; with the masks of maskOf, remembered for
+// the pass, that costs an AND per pod instead of matching labels against each selector again.
+func (p *planner) selectorMask(keys []string) (uint64, bool) {
+	var m uint64
+	for _, k := range keys {
+		i, ok := p.selIndex[k]
+		if !ok || i >= 64 {
+			return 0, false
+		}
+		m |= 1 << i
+	}
+	return m, true
+}
+
+// maskOf returns which of the pass's first 64 selectors match the pod's labels, bit i for
+// planner.selectors[i], computed once per pod for the pass.
+func (p *planner) maskOf(pod *corev1.Pod) uint64 {
+	if m, ok := p.masks[pod]; ok {
+		return m
+	}
+	var m uint64
+	set := labels.Set(pod.Labels)
+	for i, s := range p.selectors[:min(len(p.selectors), 64)] {
+		if s.Matches(set) {
+			m |= 1 << i
+		}
+	}
+	p.masks[pod] = m
+	return m
 }
