@@ -15,7 +15,9 @@ import (
 // Whoever fixes a cause deletes its class here: TestMinimalCases then fails until the fix
 // really binds its minimal case.
 const (
-	// FINDINGS diff 1: required pod affinities in a cycle where no pod matches its own term.
+	// FINDINGS diff 1: a required pod affinity whose targets kube-scheduler never binds (a
+	// cycle without a seed; fixed by 56a9292 for direct cycles) or that are not on its node
+	// (hostname followers whose target was taken back): 37 pods in 300 seeds remain.
 	knownAffinityCycle = "affinity without a seed"
 	// FINDINGS diff 2: a group with required hostname affinity to itself split over nodes.
 	knownSelfAffinitySplit = "self affinity split"
@@ -27,6 +29,7 @@ const (
 
 // knownOpen lists the classes still open.
 var knownOpen = map[string]bool{
+	knownAffinityCycle:     true,
 	knownSelfAffinitySplit: true,
 	knownSpreadNonCarrier:  true,
 	knownPodLevelResources: true,
