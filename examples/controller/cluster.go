@@ -26,6 +26,7 @@ import (
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
+	"github.com/nodeplan/nodeplan/examples/internal/logging"
 	"github.com/nodeplan/nodeplan/pricing"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
@@ -34,6 +35,7 @@ import (
 // with the credentials of the environment (see README.md for the IAM permissions).
 func runCluster(ctx context.Context, o options, metrics *controller.Metrics, planner controller.Planner, stderr io.Writer) error {
 	log := newLogger(o.logFormat, stderr, o.verbose)
+	logging.RouteKlog(log)
 	if o.clusterName == "" {
 		return errors.New("--cluster-name is required with --kubeconfig (instances are tagged with it)")
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
+	"github.com/nodeplan/nodeplan/examples/internal/logging"
 	"github.com/nodeplan/nodeplan/examples/internal/version"
 )
 
@@ -152,13 +153,15 @@ func serveMetrics(addr string, m *controller.Metrics) (*http.Server, error) {
 	return srv, nil
 }
 
+// newLogger is Karpenter's log layout (package logging) at info, or debug with verbose.
 func newLogger(format string, w io.Writer, verbose bool) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	level := "info"
 	if verbose {
-		opts.Level = slog.LevelDebug
+		level = "debug"
 	}
-	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+	log, err := logging.New(logging.Options{Level: level, Format: format, Writer: w})
+	if err != nil {
+		log, _ = logging.New(logging.Options{Level: level, Writer: w})
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return log
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
+	"github.com/nodeplan/nodeplan/examples/internal/logging"
 	"github.com/nodeplan/nodeplan/examples/internal/sim"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
@@ -34,6 +35,8 @@ type simOptions struct {
 	Metrics *controller.Metrics
 	// Planner replaces disruption.Plan when set.
 	Planner controller.Planner
+	// JSONLog, when set, also receives the controller's lines in Karpenter's JSON layout.
+	JSONLog io.Writer
 }
 
 // scenario is a script played against the simulated cluster.
@@ -98,7 +101,11 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 	book := &ledger{now: w.Clock.Now, claims: map[string]*claimRecord{}}
 	tl := sim.NewTimeline(out, w.Clock.Now, sim.Epoch, level, "provider-id", "command", "decision",
 		"disrupted-node-count", "replacement-node-count", "duration", "lower-bound", "cost")
-	log := slog.New(&observer{Handler: tl, book: book})
+	var th slog.Handler = tl
+	if o.JSONLog != nil {
+		th = slog.NewMultiHandler(tl, logging.NewJSONHandler(o.JSONLog, level))
+	}
+	log := slog.New(&observer{Handler: th, book: book})
 	if o.Verbose {
 		debug := log.With("component", "sim")
 		w.Kubelet.Logger = debug

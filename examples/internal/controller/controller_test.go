@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
@@ -328,10 +327,10 @@ func TestEmptinessPlanner(t *testing.T) {
 	if !strings.Contains(h.logs.String(), `msg="disrupting node(s)"`) || !strings.Contains(h.logs.String(), "reason=Empty") {
 		t.Errorf("no emptiness command logged; logs:\n%s", h.logs.String())
 	}
-	if got := testutil.ToFloat64(metrics.ClaimsDisrupted.WithLabelValues("default", "Empty")); got != 1 {
-		t.Errorf("nodeplan_nodeclaims_disrupted_total{reason=Empty} = %v, want 1", got)
+	if got, _ := metrics.Value("karpenter_nodeclaims_disrupted_total", map[string]string{"nodepool": "default", "reason": "empty", "capacity_type": "spot"}); got != 1 {
+		t.Errorf("karpenter_nodeclaims_disrupted_total{reason=empty} = %v, want 1", got)
 	}
-	if got := testutil.ToFloat64(metrics.ClaimsLaunched.WithLabelValues("default", "spot")); got != 1 {
+	if got, _ := metrics.Value("nodeplan_nodeclaims_launched_total", map[string]string{"nodepool": "default", "capacity_type": "spot"}); got != 1 {
 		t.Errorf("nodeplan_nodeclaims_launched_total{capacity_type=spot} = %v, want 1", got)
 	}
 }

@@ -168,7 +168,7 @@ func (c *Controller) explain(blocked []disruption.Blocked) {
 		if same {
 			continue
 		}
-		c.log().Debug("node not disrupted", "node", b.Node, "nodepool", b.NodePool, "code", string(b.Code), "message", b.Message)
+		c.log().Debug("node not disrupted", "node", b.Node, "nodepool", b.NodePool, "code", string(b.Code), "reason", b.Message)
 		c.event(c.node(b.Node), corev1.EventTypeNormal, "DisruptionBlocked", "Cannot disrupt Node: %s", b.Message)
 	}
 }
@@ -192,6 +192,7 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 	c.log().Info("disrupting node(s)", "command", commandString(cmd), "reason", string(cmd.Reason),
 		"decision", decision(cmd), "savings", Dollars(cmd.Savings), "disrupted-node-count", len(cmd.Nodes),
 		"replacement-node-count", len(cmd.Replacements), "pod-count", len(cmd.Pods), "disrupted-nodes", cmd.Nodes)
+	c.Metrics.DisruptionDecision(cmd)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -203,7 +204,7 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 		if len(cmd.Replacements) > 0 {
 			if cmd.Reason == nodeplan.ReasonInterrupted {
 				for _, r := range cmd.Replacements {
-					c.launch(ctx, r, "replacement of "+describeNodes(cmd.Nodes))
+					c.launch(ctx, r, replacementWhy(cmd))
 				}
 			} else if !c.launchReplacements(ctx, cmd) {
 				return
@@ -215,7 +216,7 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 				continue
 			}
 			if c.Metrics != nil {
-				c.Metrics.ClaimsDisrupted.WithLabelValues(cl.NodePool, string(cmd.Reason)).Inc()
+				c.Metrics.NodeClaimDisrupted(&cl.NodeClaim, string(cmd.Reason))
 			}
 			c.event(c.node(n), corev1.EventTypeNormal, "DisruptionTerminating", "Disrupting Node: %s", cmd.Reason)
 			c.terminate(ctx, cl, string(cmd.Reason))
@@ -229,7 +230,7 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 func (c *Controller) launchReplacements(ctx context.Context, cmd disruption.Command) bool {
 	names := make([]string, len(cmd.Replacements))
 	for i, r := range cmd.Replacements {
-		names[i] = c.launch(ctx, r, "replacement of "+describeNodes(cmd.Nodes))
+		names[i] = c.launch(ctx, r, replacementWhy(cmd))
 	}
 	deadline := c.now().Add(orDefault(c.ReplacementTimeout, 10*time.Minute))
 	for {

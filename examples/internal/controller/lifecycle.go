@@ -30,6 +30,7 @@ func (c *Controller) syncClaims(ctx context.Context, now time.Time) {
 		case ActRegister:
 			if !a.Repeat {
 				c.log().Info("registered nodeclaim", "nodeclaim", cl.Name, "node", a.Node, "provider-id", cl.Status.ProviderID)
+				c.Metrics.NodeRegistered(&cl.NodeClaim)
 			}
 			if err := c.updateNode(ctx, a.Node, func(n *corev1.Node) { registerNode(n, cl) }); err != nil {
 				c.log().Error("could not sync nodeclaim onto node", "nodeclaim", cl.Name, "node", a.Node, "err", err)
@@ -49,12 +50,13 @@ func (c *Controller) syncClaims(ctx context.Context, now time.Time) {
 		case ActRegistrationTimeout:
 			c.log().Error("nodeclaim did not register in time; deleting its instance", "nodeclaim", cl.Name,
 				"provider-id", cl.Status.ProviderID, "timeout", c.Timeouts.registration())
+			c.Metrics.NodeClaimDisrupted(&cl.NodeClaim, "registration_timeout")
 			c.finish(ctx, cl, "registration_timeout")
 		case ActLaunchTimeout:
 			c.log().Error("nodeclaim launch timed out", "nodeclaim", cl.Name, "timeout", c.Timeouts.launch())
 			c.deleteClaimObject(ctx, cl.Name)
 			if c.Metrics != nil {
-				c.Metrics.ClaimsTerminated.WithLabelValues(cl.NodePool, "launch_timeout").Inc()
+				c.Metrics.NodeClaimDisrupted(&cl.NodeClaim, "launch_timeout")
 			}
 		case ActNodeGone:
 			c.log().Info("node was deleted; deleting its instance", "nodeclaim", cl.Name, "node", a.Node)
@@ -246,7 +248,7 @@ func (c *Controller) applyReconcile(ctx context.Context, acts []Action) {
 			c.deleteNodeObject(ctx, a.Node)
 			c.deleteClaimObject(ctx, a.Claim.Name)
 			if c.Metrics != nil {
-				c.Metrics.ClaimsTerminated.WithLabelValues(a.Claim.NodePool, "instance_terminated").Inc()
+				c.Metrics.NodeClaimDisrupted(&a.Claim.NodeClaim, "garbage_collected")
 			}
 		case ActPoolGone:
 			c.log().Info("nodepool of nodeclaim is gone; draining its node", "nodeclaim", a.Claim.Name,

@@ -192,6 +192,7 @@ func (c *Controller) provision(ctx context.Context) {
 		c.log().Error("could not solve", "pods", len(pending), "err", err)
 		return
 	}
+	c.Metrics.ProvisioningSolved(res.Cost, res.LowerBound, unplacedByCode(res.Unschedulable))
 	level := slog.LevelInfo
 	if len(res.NodeClaims) == 0 && len(res.Unschedulable) == 0 {
 		level = slog.LevelDebug // the pods wait for nodes already on their way: nothing new to say
@@ -219,7 +220,7 @@ func (c *Controller) provision(ctx context.Context) {
 		nominate(pl.Name, "nodeclaim", pl.Pods)
 	}
 	for _, u := range res.Unschedulable {
-		c.log().Error("could not schedule pod", "pod", u.Pod, "reason", string(u.Code), "message", u.Message)
+		c.log().Error("could not schedule pod", "pod", u.Pod, "reason", string(u.Code), "error", u.Message)
 		c.event(byKey[u.Pod], corev1.EventTypeWarning, "FailedScheduling", "Failed to schedule pod, %s", u.Message)
 	}
 	if len(res.NodeClaims) > 0 {
@@ -272,8 +273,10 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 		return claim.Name
 	}
 	if c.Metrics != nil {
-		c.Metrics.ClaimsCreated.WithLabelValues(claim.NodePool, why).Inc()
+		c.Metrics.NodeClaimCreated(claim.NodePool, why)
 	}
+	c.log().Info("created nodeclaim", "nodepool", claim.NodePool, "nodeclaim", claim.Name,
+		"requests", Resources(claim.Resources), "instance-types", firstNames(claim.InstanceTypeOptions, 5))
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -298,7 +301,7 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 			}
 			c.log().Error("could not launch nodeclaim", "nodeclaim", claim.Name, "nodepool", claim.NodePool, "err", err)
 			if c.Metrics != nil {
-				c.Metrics.ClaimsTerminated.WithLabelValues(claim.NodePool, launchFailureReason(err)).Inc()
+				c.Metrics.NodeClaimDisrupted(&claim, launchFailureReason(err))
 			}
 			// The provider marks the offerings it could not buy unavailable; a new batch
 			// solves again without them, so the pods fall back to the next-best offering.
@@ -334,7 +337,7 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 		c.log().Info("launched nodeclaim", attrs...)
 		c.writeClaim(ctx, claim.Name)
 		if c.Metrics != nil {
-			c.Metrics.ClaimsLaunched.WithLabelValues(claim.NodePool, string(st.CapacityType)).Inc()
+			c.Metrics.NodeClaimLaunched(launched)
 		}
 	}()
 	return claim.Name

@@ -98,7 +98,7 @@ func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string) {
 	c.log().Info("deleted nodeclaim", "nodeclaim", cl.Name, "node", cl.Status.NodeName, "reason", reason,
 		"provider-id", cl.Status.ProviderID)
 	if c.Metrics != nil {
-		c.Metrics.ClaimsTerminated.WithLabelValues(cl.NodePool, reason).Inc()
+		c.Metrics.NodeClaimTerminated(&cl.NodeClaim)
 	}
 }
 
