@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/nodeplan/nodeplan"
@@ -34,7 +33,7 @@ import (
 // runCluster runs the controller against the cluster of o.kubeconfig, launching EC2 instances
 // with the credentials of the environment (see README.md for the IAM permissions).
 func runCluster(ctx context.Context, o options, metrics *controller.Metrics, planner controller.Planner, stderr io.Writer) error {
-	log := newLogger(o.logFormat, stderr, o.verbose)
+	log := newLogger(o.logFormat, stderr, o.verbose, o.logLevel)
 	logging.RouteKlog(log)
 	if o.clusterName == "" {
 		return errors.New("--cluster-name is required with --kubeconfig (instances are tagged with it)")
@@ -42,9 +41,13 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 	if o.nodePools != "" && o.nodePoolsConfigMap != "" {
 		return errors.New("give at most one of --nodepools (a file) and --nodepools-configmap (namespace/name); with neither, the cluster's NodePools and EC2NodeClasses are used")
 	}
-	restCfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	restCfg, err := restConfig(o)
 	if err != nil {
-		return fmt.Errorf("kubeconfig: %w", err)
+		return err
+	}
+	joinURL, err := endpoint(o, restCfg.Host)
+	if err != nil {
+		return err
 	}
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
@@ -116,7 +119,7 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 	}
 	prices := pricing.NewFromConfig(awsCfg)
 	prices.Logger = log
-	cluster := ec2.Cluster{Name: o.clusterName, Endpoint: restCfg.Host, CABundle: ca, ServiceCIDR: o.serviceCIDR,
+	cluster := ec2.Cluster{Name: o.clusterName, Endpoint: joinURL, CABundle: ca, ServiceCIDR: o.serviceCIDR,
 		ClusterDNS: o.clusterDNS, KubernetesVersion: ver.Major + "." + strings.TrimSuffix(ver.Minor, "+")}
 	if o.kubeadmToken != "" {
 		cluster.Kubeadm = &ec2.KubeadmJoin{Token: o.kubeadmToken, CACertHashes: strings.Split(o.kubeadmCACertHash, ",")}
@@ -155,8 +158,20 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		clusterPools.Recorder = recorder
 	}
 
+	health := &controller.Health{CloudCheck: func(ctx context.Context) error {
+		_, err := provider.List(ctx)
+		return err
+	}}
+	health.SetStarted() // the API server answered the version request above
+	if o.healthAddr != "" {
+		if _, err := serveHealth(ctx, o.healthAddr, health); err != nil {
+			return err
+		}
+	}
 	lead := func(ctx context.Context) {
-		c := &controller.Controller{Client: client, Dynamic: dyn, Provider: provider, NodePools: pools, Solve: scheduling.Solve,
+		health.SetLeading(true)
+		defer health.SetLeading(false)
+		c := &controller.Controller{Health: health, Client: client, Dynamic: dyn, Provider: provider, NodePools: pools, Solve: scheduling.Solve,
 			Planner: planner, Logger: log, Recorder: recorder, Metrics: metrics, Installation: o.installation, Adopt: o.adopt}
 		if err := c.Run(ctx); err != nil {
 			log.Error("controller stopped", "err", err)

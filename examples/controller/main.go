@@ -40,6 +40,7 @@ type options struct {
 	planner     string
 
 	kubeconfig         string
+	settings
 	nodePools          string
 	nodePoolsConfigMap string
 	leaderElect        bool
@@ -87,7 +88,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.installation, "installation", "nodeplan", "with --kubeconfig: this installation's name on its NodeClaims (annotation nodeplan.io/installation); it acts only on those")
 	fs.BoolVar(&o.adopt, "adopt", false, "with --kubeconfig: take over NodeClaims of another installation (a Karpenter controller being replaced) and their Nodes and instances")
 	fs.BoolVar(&o.printCRDs, "print-crds", false, "print Karpenter's CRDs (NodePool, NodeClaim, EC2NodeClass, NodeOverlay) as YAML for kubectl apply, and exit")
+	o.settings.register(fs)
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if err := applyEnv(fs, os.Getenv); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
@@ -135,7 +140,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("unknown --planner %q (want disruption or emptiness)", o.planner)
 	}
-	if o.kubeconfig != "" {
+	if o.kubeconfig != "" || inCluster(o) {
 		return runCluster(ctx, o, metrics, planner, stderr)
 	}
 	return simulate(ctx, stdout, simOptions{Scenario: o.scenario, Verbose: o.verbose, Metrics: metrics, Planner: planner})
@@ -154,8 +159,10 @@ func serveMetrics(addr string, m *controller.Metrics) (*http.Server, error) {
 }
 
 // newLogger is Karpenter's log layout (package logging) at info, or debug with verbose.
-func newLogger(format string, w io.Writer, verbose bool) *slog.Logger {
-	level := "info"
+func newLogger(format string, w io.Writer, verbose bool, level string) *slog.Logger {
+	if level == "" {
+		level = "info"
+	}
 	if verbose {
 		level = "debug"
 	}

@@ -68,6 +68,8 @@ type Controller struct {
 	Recorder record.EventRecorder
 	// Metrics, when set, is updated as the controller works.
 	Metrics *Metrics
+	// Health, when set, learns when the caches have synced (for /readyz).
+	Health *Health
 
 	// Timeouts bound launch, registration and the life of unattributed instances.
 	Timeouts Timeouts
@@ -282,6 +284,8 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.log().Error("nodepools unavailable: not provisioning or disrupting until they are", "err", err)
 	}
 	c.log().Info("controller started", "nodepools", len(c.poolNames()), "claims", len(c.tracker.List()))
+	c.Health.setSynced(true)
+	defer c.Health.setSynced(false)
 
 	ticker := c.clock().NewTicker(orDefault(c.Tick, 100*time.Millisecond))
 	defer ticker.Stop()
