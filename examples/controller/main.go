@@ -40,7 +40,6 @@ type options struct {
 	planner     string
 
 	kubeconfig         string
-	settings
 	nodePools          string
 	nodePoolsConfigMap string
 	leaderElect        bool
@@ -58,6 +57,7 @@ type options struct {
 	installation       string
 	adopt              bool
 	printCRDs          bool
+	settings
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {

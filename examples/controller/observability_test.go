@@ -75,7 +75,7 @@ next:
 		}
 		for k, pat := range want {
 			v, ok := s.labels[k]
-			if !ok || !regexp.MustCompile("^(?:" + pat + ")$").MatchString(v) {
+			if !ok || !regexp.MustCompile("^(?:"+pat+")$").MatchString(v) {
 				continue next
 			}
 		}

@@ -44,4 +44,3 @@ func TestEndpointInPod(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
-

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -64,6 +65,7 @@ type Metrics struct {
 	// never stale and costs nothing between scrapes).
 	state          atomic.Pointer[Controller]
 	lowerBoundBits atomic.Uint64 // the last lower bound, for the fleet/bound ratio
+	collectors     []prometheus.Collector
 }
 
 // Series names: Karpenter builds them from the namespace "karpenter", a subsystem and a name.
@@ -218,11 +220,12 @@ func NewMetrics() *Metrics {
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricBuildInfo,
 		Help: "Always 1, labelled with the build."}, KarpenterSeries[metricBuildInfo])
 	buildInfo.WithLabelValues(buildLabels()...).Set(1)
-	m.Registry.MustRegister(m.nodeClaimsCreated, m.nodeClaimsTerminated, m.nodeClaimsDisrupted, m.nodesCreated,
+	m.collectors = []prometheus.Collector{m.nodeClaimsCreated, m.nodeClaimsTerminated, m.nodeClaimsDisrupted, m.nodesCreated,
 		m.nodesTerminated, m.decisions, m.decisionsByPool, m.schedulingDuration, m.evaluationDuration, m.cloudErrors,
 		m.cloudDuration, m.claimsLaunched, m.unplaced, m.lowerBound, m.plannedCost, m.savings, m.PodsPending, plan,
-		buildInfo, stateCollector{m},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		buildInfo, stateCollector{m}}
+	m.Registry.MustRegister(m.collectors...)
+	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -648,4 +651,26 @@ func firstNames(names []string, n int) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d other(s)", len(names)-n)
+}
+
+var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
+
+// Names returns the name of every series the controller serves (not the Go and process
+// collectors'), sorted: dashboards and docs are checked against it.
+func (m *Metrics) Names() []string {
+	ch := make(chan *prometheus.Desc, 64)
+	go func() {
+		for _, c := range m.collectors {
+			c.Describe(ch)
+		}
+		close(ch)
+	}()
+	var out []string
+	for d := range ch {
+		if n := fqName.FindStringSubmatch(d.String()); n != nil {
+			out = append(out, n[1])
+		}
+	}
+	sort.Strings(out)
+	return out
 }
