@@ -143,7 +143,7 @@ var controllerCalls = []apiCall{
 	{"list", "", "pods"}, {"watch", "", "pods"}, {"get", "", "pods"}, // informer; terminate.go re-reads before evicting
 	{"delete", "", "pods"}, {"create", "", "pods/eviction"}, // terminate.go
 	{"list", "", "nodes"}, {"watch", "", "nodes"}, {"get", "", "nodes"}, {"update", "", "nodes"}, {"delete", "", "nodes"},
-	{"list", "", "namespaces"}, {"watch", "", "namespaces"}, {"get", "", "namespaces"},
+	{"list", "", "namespaces"}, {"watch", "", "namespaces"},
 	{"list", "policy", "poddisruptionbudgets"}, {"watch", "policy", "poddisruptionbudgets"},
 	{"list", "apps", "daemonsets"}, {"watch", "apps", "daemonsets"},
 	{"create", "", "events"}, {"patch", "", "events"}, {"create", "events.k8s.io", "events"}, {"patch", "events.k8s.io", "events"},

@@ -156,7 +156,6 @@ func TestInflateMetrics(t *testing.T) {
 		{"after", final, "karpenter_voluntary_disruption_decisions_by_nodepool_total", map[string]string{"nodepool": "default", "decision": "delete", "reason": "empty", "consolidation_type": "empty"}, eq(1), "1"},
 		{"after", final, "karpenter_scheduler_scheduling_duration_seconds_count", map[string]string{"controller": "provisioner"}, ge(1), ">= 1"},
 		{"after", final, "karpenter_nodepools_limit", map[string]string{"nodepool": "default", "resource_type": "cpu"}, eq(100), "100 (spec.limits.cpu)"},
-		{"after", final, "karpenter_nodepools_usage", map[string]string{"nodepool": "default", "resource_type": "nodes"}, eq(0), "0"},
 		{"after", final, "karpenter_cluster_state_synced", nil, eq(1), "1"},
 		{"after", final, "karpenter_build_info", map[string]string{"goversion": "go.*", "goarch": ".+"}, eq(1), "1"},
 		{"after", final, "nodeplan_fleet_cost_dollars_per_hour", nil, eq(0), "0"},
