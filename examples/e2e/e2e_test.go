@@ -60,8 +60,7 @@ func (l *logs) count(msg string) int { return strings.Count(l.String(), `msg="`+
 // TestEndToEnd runs the controller against a real kube-apiserver, etcd and kube-scheduler,
 // with the in-memory cloud and simulated kubelets registering Nodes for its instances.
 func TestEndToEnd(t *testing.T) {
-	bins := buildControlPlane(t)
-	cp := startControlPlane(t, bins)
+	cp := startControlPlane(t)
 	pools, err := nodeplan.DecodeNodePools(sim.NodePoolsYAML())
 	if err != nil {
 		t.Fatal(err)

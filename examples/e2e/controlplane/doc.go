@@ -1,0 +1,25 @@
+// Package controlplane runs a real etcd, kube-apiserver and kube-scheduler inside the calling
+// process, from go.etcd.io/etcd/server/v3/embed and k8s.io/kubernetes' own command packages
+// (cmd/kube-apiserver/app, cmd/kube-scheduler/app), as Kubernetes' integration tests do.
+//
+// Because they are packages, not programs built at run time, `go test`'s compile step builds
+// them with the test binary (no -timeout applies to it) and Go's build cache keeps them: only
+// the first build on a machine pays for compiling Kubernetes.
+//
+// It does not run a controller-manager or kubelets: nothing creates ServiceAccounts, garbage
+// collects, or runs pods. Tests create Nodes and pod status themselves (examples/internal/sim).
+// Authorization is AlwaysAllow behind a static admin token on a loopback port.
+//
+// # Usage
+//
+//	func TestMain(m *testing.M) { controlplane.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		cfg := controlplane.Shared(t) // skips only with -short or NODEPLAN_E2E=0
+//		client := kubernetes.NewForConfigOrDie(cfg)
+//		...
+//	}
+//
+// Start starts a control plane outside tests (at most one at a time a process) and returns its
+// config and a stop function.
+package controlplane
