@@ -7,6 +7,7 @@ require (
 	github.com/nodeplan/nodeplan/examples v0.0.0
 	github.com/spf13/pflag v1.0.10
 	go.etcd.io/etcd/server/v3 v3.7.0
+	go.uber.org/zap v1.27.1
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
