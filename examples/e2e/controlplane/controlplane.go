@@ -166,9 +166,11 @@ func startAPIServer(ctx context.Context, dir, etcdURL string) (*rest.Config, fun
 	if err != nil {
 		return nil, nil, fmt.Errorf("controlplane: %w", err)
 	}
+	// The options belong to the server once it runs (it rewrites them), so the port is read here.
+	port := l.Addr().(*net.TCPAddr).Port
 	s.SecureServing.Listener = l
 	s.SecureServing.BindAddress = net.IPv4(127, 0, 0, 1)
-	s.SecureServing.BindPort = l.Addr().(*net.TCPAddr).Port
+	s.SecureServing.BindPort = port
 	s.SecureServing.ExternalAddress = s.SecureServing.BindAddress
 	if err := s.GenericServerRunOptions.ComponentGlobalsRegistry.Set(); err != nil {
 		l.Close()
@@ -195,7 +197,7 @@ func startAPIServer(ctx context.Context, dir, etcdURL string) (*rest.Config, fun
 	}
 
 	cfg := &rest.Config{
-		Host:            fmt.Sprintf("https://127.0.0.1:%d", s.SecureServing.BindPort),
+		Host:            fmt.Sprintf("https://127.0.0.1:%d", port),
 		BearerToken:     adminToken,
 		TLSClientConfig: rest.TLSClientConfig{Insecure: true},
 		QPS:             clientQPS,
