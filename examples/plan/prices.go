@@ -38,18 +38,11 @@ func applyPrices(snap *snapshot, p priceFlags) error {
 		}
 	}
 	apply := func(types []nodeplan.InstanceType) ([]nodeplan.InstanceType, error) {
-		if model != nil {
-			eff, err := model.Wrap(pricing.FromCatalog(types))
-			if err != nil {
-				return nil, badInput{&load.Error{File: p.costModel, Err: err}}
-			}
-			types = pricing.Apply(eff, types)
+		types, conflicts, err := pricing.Adjust(types, model, snap.overlays)
+		if err != nil {
+			return nil, badInput{&load.Error{File: p.costModel, Err: err}}
 		}
-		if len(snap.overlays) > 0 {
-			var conflicts []nodeplan.OverlayConflict
-			types, conflicts = nodeplan.ApplyNodeOverlays(types, snap.overlays)
-			snap.notices = appendConflicts(snap.notices, conflicts)
-		}
+		snap.notices = appendConflicts(snap.notices, conflicts)
 		return types, nil
 	}
 	var err error
