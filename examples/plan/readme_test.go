@@ -42,7 +42,7 @@ func TestReadmeCommands(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("plan %v = %d; stderr:\n%s", argv, code, stderr)
 			}
-			if argv[0] == "provision" && !strings.Contains(argv[1], "current-context") {
+			if argv[0] == "provision" && argv[1] == "--pods" {
 				block := regexp.MustCompile("(?s)```\n(COMPARISON\n.*?)```").FindStringSubmatch(string(readme))
 				if block == nil {
 					t.Fatal("README has no COMPARISON block")
