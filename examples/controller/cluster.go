@@ -41,6 +41,10 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 	if o.nodePools != "" && o.nodePoolsConfigMap != "" {
 		return errors.New("give at most one of --nodepools (a file) and --nodepools-configmap (namespace/name); with neither, the cluster's NodePools and EC2NodeClasses are used")
 	}
+	costModel, overlays, err := loadPrices(o)
+	if err != nil {
+		return err
+	}
 	restCfg, err := restConfig(o)
 	if err != nil {
 		return err
@@ -172,7 +176,8 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		health.SetLeading(true)
 		defer health.SetLeading(false)
 		c := &controller.Controller{Health: health, Client: client, Dynamic: dyn, Provider: provider, NodePools: pools, Solve: scheduling.Solve,
-			Planner: planner, Logger: log, Recorder: recorder, Metrics: metrics, Installation: o.installation, Adopt: o.adopt}
+			Planner: planner, Logger: log, Recorder: recorder, Metrics: metrics, Installation: o.installation, Adopt: o.adopt,
+			CostModel: costModel, NodeOverlays: overlays}
 		if err := c.Run(ctx); err != nil {
 			log.Error("controller stopped", "err", err)
 		}
@@ -211,4 +216,29 @@ func refreshPrices(ctx context.Context, p *pricing.Live, log *slog.Logger) {
 		case <-time.After(5 * time.Minute):
 		}
 	}
+}
+
+// loadPrices reads --cost-model and --nodeoverlays; either may be absent.
+func loadPrices(o options) (*pricing.CostModel, []nodeplan.NodeOverlay, error) {
+	var model *pricing.CostModel
+	if o.costModel != "" {
+		data, err := os.ReadFile(o.costModel)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--cost-model: %w", err)
+		}
+		if model, err = pricing.ParseCostModel(data); err != nil {
+			return nil, nil, fmt.Errorf("--cost-model %s: %w", o.costModel, err)
+		}
+	}
+	var overlays []nodeplan.NodeOverlay
+	if o.nodeOverlays != "" {
+		data, err := os.ReadFile(o.nodeOverlays)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--nodeoverlays: %w", err)
+		}
+		if overlays, err = nodeplan.DecodeNodeOverlays(data); err != nil {
+			return nil, nil, fmt.Errorf("--nodeoverlays %s: %w", o.nodeOverlays, err)
+		}
+	}
+	return model, overlays, nil
 }

@@ -54,6 +54,8 @@ type options struct {
 	kubeadmToken       string
 	kubeadmCACertHash  string
 	interruptionQueue  string
+	costModel          string
+	nodeOverlays       string
 	installation       string
 	adopt              bool
 	printCRDs          bool
@@ -85,6 +87,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kubeadmToken, "kubeadm-token", "", "with --kubeconfig: a bootstrap token; nodes of Custom node classes then join with kubeadm")
 	fs.StringVar(&o.kubeadmCACertHash, "kubeadm-ca-cert-hash", "", "with --kubeadm-token: sha256:<hex> pins of the cluster CA, comma-separated")
 	fs.StringVar(&o.interruptionQueue, "interruption-queue", "", "with --kubeconfig: URL of the SQS queue receiving EC2 interruption events")
+	fs.StringVar(&o.costModel, "cost-model", "", "with --kubeconfig: file of what you pay (pricing.CostModel YAML: discounts, Savings Plan and RI prices), applied to every catalog")
+	fs.StringVar(&o.nodeOverlays, "nodeoverlays", "", "with --kubeconfig: file of Karpenter NodeOverlays (karpenter.sh/v1alpha1) applied to every catalog after the cost model")
 	fs.StringVar(&o.installation, "installation", "nodeplan", "with --kubeconfig: this installation's name on its NodeClaims (annotation nodeplan.io/installation); it acts only on those")
 	fs.BoolVar(&o.adopt, "adopt", false, "with --kubeconfig: take over NodeClaims of another installation (a Karpenter controller being replaced) and their Nodes and instances")
 	fs.BoolVar(&o.printCRDs, "print-crds", false, "print Karpenter's CRDs (NodePool, NodeClaim, EC2NodeClass, NodeOverlay) as YAML for kubectl apply, and exit")

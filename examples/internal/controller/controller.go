@@ -27,6 +27,7 @@ import (
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
+	"github.com/nodeplan/nodeplan/pricing"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
@@ -70,6 +71,11 @@ type Controller struct {
 	Metrics *Metrics
 	// Health, when set, learns when the caches have synced (for /readyz).
 	Health *Health
+	// CostModel and NodeOverlays price every pool's instance types before each solve and each
+	// disruption plan (pricing.Adjust): what the user really pays, then Karpenter's overlays.
+	// Zero values change nothing.
+	CostModel    *pricing.CostModel
+	NodeOverlays []nodeplan.NodeOverlay
 
 	// Timeouts bound launch, registration and the life of unattributed instances.
 	Timeouts Timeouts

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
+	"github.com/nodeplan/nodeplan/pricing"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
@@ -67,8 +68,8 @@ func (c *Controller) newClaimName(pool string) string {
 	}
 }
 
-// instanceTypes asks the provider for each pool's instance types. A pool whose types cannot be
-// had is left out, with a log line.
+// instanceTypes asks the provider for each pool's instance types, priced by the cost model and
+// the NodeOverlays. A pool whose types cannot be had is left out, with a log line.
 func (c *Controller) instanceTypes(ctx context.Context, pools []nodeplan.NodePool) map[string][]nodeplan.InstanceType {
 	out := map[string][]nodeplan.InstanceType{}
 	for i := range pools {
@@ -76,6 +77,14 @@ func (c *Controller) instanceTypes(ctx context.Context, pools []nodeplan.NodePoo
 		if err != nil {
 			c.log().Error("could not get instance types", "nodepool", pools[i].Name, "err", err)
 			continue
+		}
+		its, conflicts, err := pricing.Adjust(its, c.CostModel, c.NodeOverlays)
+		if err != nil {
+			c.log().Error("could not apply the cost model", "nodepool", pools[i].Name, "err", err)
+			continue
+		}
+		for _, cf := range conflicts {
+			c.log().Debug("nodeoverlay conflict", "nodepool", pools[i].Name, "message", cf.String())
 		}
 		out[pools[i].Name] = its
 	}
