@@ -155,8 +155,10 @@ func TestEndToEnd(t *testing.T) {
 		if len(insts) != 1 || insts[0].Status.ProviderID != launched {
 			t.Errorf("instances after the restart = %v, want only the adopted %s", providerIDs(insts), launched)
 		}
-		if n := e.logs.count("adopted nodeclaim"); n < 1 {
-			t.Errorf("the restarted controller adopted nothing")
+		// NodeClaims are the record: the restarted controller restores the in-flight claim from
+		// its object and matches it to the instance, launching nothing new.
+		if n := e.logs.count("restored nodeclaim"); n < 1 {
+			t.Errorf("the restarted controller restored no nodeclaim")
 		}
 		e.scale(t, 0)
 		e.waitEmpty(t)

@@ -161,11 +161,13 @@ func claimSpec(cl *Claim) nodeClaimSpec {
 	if s.NodeClassRef.Name == "" {
 		s.NodeClassRef.Name = "default"
 	}
-	if cl.ExpireAfter > 0 {
-		s.ExpireAfter = cl.ExpireAfter.String()
+	// Karpenter's CRD takes whole units only ("720h0m0s", never "16.85s") and "Never" for
+	// nodeplan.Never: the API server refuses anything else.
+	if cl.ExpireAfter > 0 && cl.ExpireAfter != nodeplan.Never {
+		s.ExpireAfter = max(cl.ExpireAfter.Truncate(time.Second), time.Second).String()
 	}
-	if cl.TerminationGracePeriod > 0 {
-		s.TerminationGracePeriod = &metav1.Duration{Duration: cl.TerminationGracePeriod}
+	if cl.TerminationGracePeriod > 0 && cl.TerminationGracePeriod != nodeplan.Never {
+		s.TerminationGracePeriod = &metav1.Duration{Duration: max(cl.TerminationGracePeriod.Truncate(time.Second), time.Second)}
 	}
 	for _, r := range cl.Requirements.All() {
 		if restrictedRequirement(r.Key) || (r.Key == nodeplan.LabelInstanceType && len(cl.InstanceTypeOptions) > 0) {
@@ -312,7 +314,9 @@ func claimFromObject(u *unstructured.Unstructured) (*Claim, error) {
 	if o.Spec.TerminationGracePeriod != nil {
 		cl.TerminationGracePeriod = o.Spec.TerminationGracePeriod.Duration
 	}
-	if d, err := time.ParseDuration(o.Spec.ExpireAfter); err == nil {
+	if o.Spec.ExpireAfter == "Never" {
+		cl.ExpireAfter = nodeplan.Never
+	} else if d, err := time.ParseDuration(o.Spec.ExpireAfter); err == nil {
 		cl.ExpireAfter = d
 	}
 	var errs []error
