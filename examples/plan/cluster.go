@@ -271,3 +271,40 @@ func newLoader(ctx context.Context, c clusterFlags, files *inputFiles, stderr io
 }
 
 func readOSFile(name string) ([]byte, error) { return os.ReadFile(name) }
+
+// sourceFlags are the flags every command that plans on a snapshot shares: where the inputs
+// come from (a cluster or files), how a catalog is built, and how prices are adjusted.
+type sourceFlags struct {
+	cluster clusterFlags
+	catalog catalogFlags
+	prices  priceFlags
+}
+
+func (s *sourceFlags) register(f *flags, files *inputFiles) {
+	s.cluster.register(f)
+	s.catalog.register(f)
+	s.prices.register(f, files)
+}
+
+// snapshot checks that the file flags a command needs were given (none with a cluster), reads
+// the inputs, builds the catalog when none was given, and prices it.
+func (s *sourceFlags) snapshot(ctx context.Context, f *flags, files *inputFiles, stderr io.Writer, requiredFiles ...string) (*snapshot, error) {
+	if err := f.require(required(s.cluster, requiredFiles...)...); err != nil {
+		return nil, err
+	}
+	loader, err := newLoader(ctx, s.cluster, files, stderr)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := loadSnapshot(*files, loader)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureCatalog(ctx, snap, s.catalog); err != nil {
+		return nil, err
+	}
+	if err := applyPrices(snap, s.prices); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}

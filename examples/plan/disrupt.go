@@ -35,20 +35,9 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	var nodeCost float64
 	f.Float64Var(&nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance (root volume, IPv4 address, per-host licences); weighed by the plan and included in its cost")
 	f.Var(&format, "o", "output `FORMAT`: text or json")
-	var cluster clusterFlags
-	cluster.register(f)
-	var catFlags catalogFlags
-	catFlags.register(f)
-	var prices priceFlags
-	prices.register(f, &files)
+	var src sourceFlags
+	src.register(f, &files)
 	if err := f.parse(args); err != nil {
-		return err
-	}
-	if err := f.require(required(cluster, "pods", "nodes", "nodepools")...); err != nil {
-		return err
-	}
-	loader, err := newLoader(ctx, cluster, &files, stderr)
-	if err != nil {
 		return err
 	}
 	now := time.Now().UTC()
@@ -59,15 +48,8 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 		}
 		now = t
 	}
-
-	snap, err := loadSnapshot(files, loader)
+	snap, err := src.snapshot(ctx, f, &files, stderr, "pods", "nodes", "nodepools")
 	if err != nil {
-		return err
-	}
-	if err := ensureCatalog(ctx, snap, catFlags); err != nil {
-		return err
-	}
-	if err := applyPrices(snap, prices); err != nil {
 		return err
 	}
 	in := disruptionInput(snap, now, nodeCost)

@@ -236,12 +236,7 @@ func (t *Tracker) Load(claims []*Claim, nodes []*corev1.Node, now time.Time) []A
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.initLocked()
-	byID := make(map[string]*corev1.Node, len(nodes))
-	for _, n := range nodes {
-		if n.Spec.ProviderID != "" {
-			byID[n.Spec.ProviderID] = n
-		}
-	}
+	byID := nodesByProviderID(nodes)
 	var acts []Action
 	for _, in := range claims {
 		if t.claims[in.Name] != nil {
@@ -434,12 +429,7 @@ func (t *Tracker) Sync(nodes []*corev1.Node, now time.Time) []Action {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.initLocked()
-	byID := make(map[string]*corev1.Node, len(nodes))
-	for _, n := range nodes {
-		if n.Spec.ProviderID != "" {
-			byID[n.Spec.ProviderID] = n
-		}
-	}
+	byID := nodesByProviderID(nodes)
 	var acts []Action
 	for _, name := range slices.Sorted(maps.Keys(t.claims)) {
 		c := t.claims[name]
@@ -547,12 +537,7 @@ func (t *Tracker) Reconcile(instances []*nodeplan.NodeClaim, nodes []*corev1.Nod
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.initLocked()
-	byID := make(map[string]*corev1.Node, len(nodes))
-	for _, n := range nodes {
-		if n.Spec.ProviderID != "" {
-			byID[n.Spec.ProviderID] = n
-		}
-	}
+	byID := nodesByProviderID(nodes)
 	known := map[string]*Claim{}
 	for _, c := range t.claims {
 		if c.Status.ProviderID != "" {
@@ -665,4 +650,16 @@ func nodeName(n *corev1.Node) string {
 		return ""
 	}
 	return n.Name
+}
+
+// nodesByProviderID indexes Nodes by provider ID, the key that ties a Node to its claim; Nodes
+// without one (not yet initialized by their cloud) are left out.
+func nodesByProviderID(nodes []*corev1.Node) map[string]*corev1.Node {
+	byID := make(map[string]*corev1.Node, len(nodes))
+	for _, n := range nodes {
+		if n.Spec.ProviderID != "" {
+			byID[n.Spec.ProviderID] = n
+		}
+	}
+	return byID
 }
