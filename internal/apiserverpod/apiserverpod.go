@@ -518,7 +518,9 @@ func status(p *corev1.Pod, bound bool) corev1.PodStatus {
 		return st
 	}
 	if !bound {
-		st.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		// kube-scheduler records the generation it looked at (PodObservedGenerationTracking);
+		// seen against a real kube-scheduler by examples/e2e's round-trip test.
+		st.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, ObservedGeneration: 1,
 			Reason: corev1.PodReasonUnschedulable, Message: unschedulableMessage, LastTransitionTime: metav1.NewTime(Created.Add(time.Second))}}
 		return st
 	}
