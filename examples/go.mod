@@ -7,6 +7,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/ec2 v1.344.1
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.10
 	github.com/aws/aws-sdk-go-v2/service/ssm v1.81.4
+	github.com/mitchellh/hashstructure/v2 v2.0.2
 	github.com/nodeplan/nodeplan v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

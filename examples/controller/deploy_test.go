@@ -151,7 +151,9 @@ var controllerCalls = []apiCall{
 	{"create", "karpenter.sh", "nodeclaims"}, {"update", "karpenter.sh", "nodeclaims"}, {"delete", "karpenter.sh", "nodeclaims"},
 	{"update", "karpenter.sh", "nodeclaims/status"},
 	{"get", "karpenter.sh", "nodepools"}, {"list", "karpenter.sh", "nodepools"}, {"watch", "karpenter.sh", "nodepools"},
+	{"update", "karpenter.sh", "nodepools"}, // clusterpools.go: the template hash annotations
 	{"update", "karpenter.sh", "nodepools/status"},
+	{"get", "karpenter.k8s.aws", "ec2nodeclasses"}, // nodeclassstatus.go reads before writing status
 	{"list", "karpenter.k8s.aws", "ec2nodeclasses"}, {"watch", "karpenter.k8s.aws", "ec2nodeclasses"},
 	{"update", "karpenter.k8s.aws", "ec2nodeclasses/status"},
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -20,8 +21,10 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/examples/internal/controller/poolhash"
 )
 
 // ClusterNodePools is the [NodePoolSource] of a cluster that runs on Karpenter's objects: the
@@ -51,9 +54,12 @@ type ClusterNodePools struct {
 	// EC2 provider looks them up by name).
 	OnClasses func(map[string]*nodeplan.EC2NodeClass)
 
-	mu       sync.Mutex
-	pools    []nodeplan.NodePool
-	uids     map[string]string
+	mu     sync.Mutex
+	pools  []nodeplan.NodePool
+	uids   map[string]string
+	hashes map[string]string // pool → template hash (poolhash)
+	// seen remembers each template by hash, so a drift message can name what changed.
+	seen     map[string]poolhash.NodeClaimTemplate
 	err      error
 	synced   bool
 	pending  chan struct{}
@@ -72,6 +78,22 @@ func (s *ClusterNodePools) NodePools() ([]nodeplan.NodePool, error) {
 		return nil, s.err
 	}
 	return s.pools, nil
+}
+
+// TemplateHash returns the pool's template hash as Karpenter v1.14 computes it (annotation
+// karpenter.sh/nodepool-hash, version v3), or "" for an unknown pool.
+func (s *ClusterNodePools) TemplateHash(pool string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hashes[pool]
+}
+
+// TemplateByHash returns a template this source has seen with the hash, if any.
+func (s *ClusterNodePools) TemplateByHash(hash string) (poolhash.NodeClaimTemplate, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.seen[hash]
+	return t, ok
 }
 
 // UID returns the UID of the NodePool object, for the owner reference on its NodeClaims.
@@ -185,6 +207,8 @@ func (s *ClusterNodePools) refresh(ctx context.Context) {
 	}
 	var pools []nodeplan.NodePool
 	uids := map[string]string{}
+	hashes := map[string]string{}
+	seen := map[string]poolhash.NodeClaimTemplate{}
 	var problems []string
 	for _, u := range listed(s.poolInf) {
 		m, err := decodeObject(u)
@@ -225,10 +249,20 @@ func (s *ClusterNodePools) refresh(ctx context.Context) {
 		}
 		pools = append(pools, m.NodePools[0])
 		uids[u.GetName()] = string(u.GetUID())
+		if h, t, err := templateHash(u); err == nil {
+			hashes[u.GetName()] = h
+			seen[h] = t
+			s.stampHash(ctx, u, h)
+		}
 	}
 	s.mu.Lock()
 	s.synced = true
 	s.pools, s.uids, s.err = pools, uids, nil
+	s.hashes = hashes
+	if s.seen == nil {
+		s.seen = map[string]poolhash.NodeClaimTemplate{}
+	}
+	maps.Copy(s.seen, seen)
 	if len(pools) == 0 {
 		s.err = ErrNoNodePools
 		if len(problems) > 0 {
@@ -238,6 +272,43 @@ func (s *ClusterNodePools) refresh(ctx context.Context) {
 	s.mu.Unlock()
 	if s.OnClasses != nil {
 		s.OnClasses(classes)
+	}
+}
+
+// templateHash hashes the NodePool object's spec.template as Karpenter does.
+func templateHash(u *unstructured.Unstructured) (string, poolhash.NodeClaimTemplate, error) {
+	t, err := poolhash.Decode(u.Object)
+	if err != nil {
+		return "", t, err
+	}
+	h, err := poolhash.Hash(t)
+	return h, t, err
+}
+
+// stampHash writes the template hash and its version onto the NodePool object, as
+// Karpenter's nodepool.hash controller does, when they differ.
+func (s *ClusterNodePools) stampHash(ctx context.Context, u *unstructured.Unstructured, hash string) {
+	ann := u.GetAnnotations()
+	if ann[poolhash.AnnotationHash] == hash && ann[poolhash.AnnotationVersion] == poolhash.Version {
+		return
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := s.Dynamic.Resource(NodePoolGVR).Get(ctx, u.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		a := cur.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[poolhash.AnnotationHash] = hash
+		a[poolhash.AnnotationVersion] = poolhash.Version
+		cur.SetAnnotations(a)
+		_, err = s.Dynamic.Resource(NodePoolGVR).Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil && ctx.Err() == nil {
+		s.log().Error("could not annotate nodepool with its template hash", "nodepool", u.GetName(), "err", err)
 	}
 }
 

@@ -112,7 +112,9 @@ type Controller struct {
 	rnd       *rand.Rand
 	nominated map[string]time.Time // node or claim name → nominated until
 	busy      map[string]bool      // nodes being terminated, commands in flight by node
-	drifted   map[string]string    // claim name → drift reason
+	drifted   map[string]string    // claim name → "Reason: message" of its drift
+	// consolidatable holds the claims whose Consolidatable condition is True.
+	consolidatable map[string]bool
 	// interruptions are disruptive events received, by provider ID, until the claim is gone.
 	interruptions map[string]cloudprovider.Interruption
 	disruptNow    atomic.Bool       // an interruption wants a planning pass now
@@ -206,6 +208,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.nominated = map[string]time.Time{}
 	c.busy = map[string]bool{}
 	c.drifted = map[string]string{}
+	c.consolidatable = map[string]bool{}
 	c.interruptions = map[string]cloudprovider.Interruption{}
 	c.lastBlock = map[string]string{}
 	seed := c.Seed
@@ -316,6 +319,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 		if due("poolstatus", poolStatusInterval, now) {
 			c.updatePoolStatus(ctx)
+			c.updateClassStatus(ctx)
 		}
 		if due("resolve", resolveInterval, now) && c.anyProvisionable() {
 			// A safety net: pods left pending (a failed launch, a pool without instance types

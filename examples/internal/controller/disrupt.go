@@ -77,6 +77,11 @@ func (c *Controller) planInput(ctx context.Context, pools []nodeplan.NodePool) d
 			node.Nominated = nominated(n.Name, cl.Name)
 			node.Disrupting = cl.Phase == PhaseTerminating || c.busy["command/"+n.Name]
 			node.Drift = c.drifted[cl.Name]
+			if p, ok := poolOf(in.NodePools, cl.NodePool); ok && p.Replicas != nil {
+				// Static pools are never consolidated, and their drifted nodes are replaced
+				// by the static controller (static.go), not the planner.
+				node.Drift = ""
+			}
 			if ev, ok := c.interruptions[cl.Status.ProviderID]; ok {
 				node.Interruption = &disruption.Interruption{Kind: string(ev.Kind), Deadline: ev.Deadline}
 			}
@@ -86,33 +91,6 @@ func (c *Controller) planInput(ctx context.Context, pools []nodeplan.NodePool) d
 	c.mu.Unlock()
 	in.PoolInstanceTypes = c.instanceTypes(ctx, in.NodePools)
 	return in
-}
-
-// checkDrift asks the provider whether each initialized claim has drifted.
-func (c *Controller) checkDrift(ctx context.Context) {
-	for _, cl := range c.tracker.List() {
-		if cl.Phase != PhaseInitialized {
-			continue
-		}
-		r, err := c.Provider.IsDrifted(ctx, &cl.NodeClaim)
-		if err != nil {
-			continue // unknown is not drifted
-		}
-		c.mu.Lock()
-		was := c.drifted[cl.Name]
-		if r == "" {
-			delete(c.drifted, cl.Name)
-		} else {
-			c.drifted[cl.Name] = string(r)
-		}
-		c.mu.Unlock()
-		if r != "" && was == "" {
-			c.log().Info("marking drifted", "nodeclaim", cl.Name, "node", cl.Status.NodeName, "reason", string(r))
-		}
-		if string(r) != was {
-			c.writeClaim(ctx, cl.Name)
-		}
-	}
 }
 
 // disrupt runs one planning pass in the background and starts its commands. It reports false
@@ -131,7 +109,7 @@ func (c *Controller) disrupt(ctx context.Context) bool {
 			c.log().Error("not disrupting: nodepools unavailable", "err", err)
 			return
 		}
-		c.checkDrift(ctx)
+		c.checkDrift(ctx, pools)
 		in := c.planInput(ctx, pools)
 		start := time.Now()
 		res, err := c.planner().Plan(ctx, in)

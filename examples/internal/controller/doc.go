@@ -22,9 +22,22 @@
 //     the instance the cloud made for it), with the finalizer karpenter.sh/termination and the
 //     annotation nodeplan.io/installation. Its status follows the claim — providerID, imageID,
 //     nodeName, capacity, allocatable and the conditions Launched, Registered, Initialized,
-//     Ready, Drifted and DisruptionReason — and it goes only once the instance is gone. The
+//     Ready, Drifted (reason and a message naming the old and new value), Consolidatable (its
+//     pool's consolidateAfter has passed since the last pod event; never for static pools)
+//     and DisruptionReason — and it goes only once the instance is gone. The
 //     claim table ([Tracker]) is a cache of these objects; a restarted controller rebuilds it
 //     from them ([Tracker.Load]) and Provider.List.
+//   - Drift, in Karpenter's order, first match wins: NodePoolDrifted (the pool's template hash,
+//     Karpenter's own v3 rules in package poolhash, stamped on the NodePool and on each
+//     NodeClaim and Node at launch, changed: labels, annotations, taints, startup taints, node
+//     class, expireAfter, terminationGracePeriod), RequirementsDrifted (the claim's labels no
+//     longer meet the pool's requirements, which are not hashed), then the provider's verdict
+//     (AMIDrift naming the node's image and the class's current ones, SubnetDrift,
+//     SecurityGroupDrift, NodeClassDrift). Drifted nodes are replaced by the planner within the
+//     pools' Drifted budgets.
+//   - EC2NodeClass status: with a provider that resolves node classes
+//     (cloudprovider.NodeClassResolver), each class's status carries the resolved subnets,
+//     security groups, AMIs (with their architecture requirement) and instance profile.
 //   - Termination by finalizer: registered Nodes get the same finalizer and an owner
 //     reference to their NodeClaim. Deleting either (`kubectl delete nodeclaim|node`) drains
 //     the node through the Eviction API, terminates the instance and only then lets the

@@ -85,6 +85,19 @@ func registerNode(n *corev1.Node, cl *Claim) {
 	if cl.NodePool != "" {
 		setLabel(n, nodeplan.LabelNodePool, cl.NodePool)
 	}
+	// The claim's annotations (the template's, the nodepool hash) go onto the Node, as
+	// Karpenter copies them; the kubelet cannot set annotations.
+	for k, v := range cl.Annotations {
+		if k == AnnotationInstallation {
+			continue
+		}
+		if n.Annotations == nil {
+			n.Annotations = map[string]string{}
+		}
+		if _, ok := n.Annotations[k]; !ok {
+			n.Annotations[k] = v
+		}
+	}
 	setLabel(n, nodeplan.LabelRegistered, "true")
 	n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == nodeplan.TaintUnregistered })
 	for _, t := range cl.Taints {

@@ -194,12 +194,22 @@ func claimSpec(cl *Claim) nodeClaimSpec {
 	return s
 }
 
+// claimMarks are the verdicts the controller keeps about a claim beyond its phase.
+type claimMarks struct {
+	// Drift is "Reason: message" while the claim has drifted, "" otherwise.
+	Drift string
+	// Consolidatable is true once the claim's pool would let it be consolidated: not static,
+	// consolidateAfter not Never and passed since the last pod event.
+	Consolidatable bool
+}
+
 // claimConditions works out the claim's conditions from what the controller knows, keeping
 // each condition's lastTransitionTime while its status stays (meta.SetStatusCondition):
 // Launched, Registered, Initialized and the root Ready that depends on them; Drifted while
 // drift is not empty (removed otherwise, as Karpenter does); DisruptionReason while the claim
 // is being disrupted for a planner's reason.
-func claimConditions(cl *Claim, drift string, old []metav1.Condition, now time.Time, generation int64) []metav1.Condition {
+func claimConditions(cl *Claim, marks claimMarks, old []metav1.Condition, now time.Time, generation int64) []metav1.Condition {
+	drift := marks.Drift
 	conds := slices.Clone(old)
 	set := func(typ string, status metav1.ConditionStatus, reason, message string) {
 		meta.SetStatusCondition(&conds, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message,
@@ -252,6 +262,11 @@ func claimConditions(cl *Claim, drift string, old []metav1.Condition, now time.T
 	} else {
 		meta.RemoveStatusCondition(&conds, CondDrifted)
 	}
+	if marks.Consolidatable && cl.Phase == PhaseInitialized {
+		set(CondConsolidatable, metav1.ConditionTrue, CondConsolidatable, "")
+	} else {
+		meta.RemoveStatusCondition(&conds, CondConsolidatable)
+	}
 	switch r := nodeplan.DisruptionReason(cl.Reason); {
 	case cl.Phase == PhaseTerminating && (r == nodeplan.ReasonEmpty || r == nodeplan.ReasonUnderutilized || r == nodeplan.ReasonDrifted):
 		set(CondDisruptionReason, metav1.ConditionTrue, string(r), string(r))
@@ -264,7 +279,7 @@ func claimConditions(cl *Claim, drift string, old []metav1.Condition, now time.T
 
 // setClaimStatus writes what the controller knows of the claim into the object: the labels
 // of what was launched, and the status (provider ID, image, node, capacity, conditions).
-func setClaimStatus(u *unstructured.Unstructured, cl *Claim, drift string, now time.Time) error {
+func setClaimStatus(u *unstructured.Unstructured, cl *Claim, marks claimMarks, now time.Time) error {
 	var o nodeClaimObject
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &o); err != nil {
 		return fmt.Errorf("NodeClaim %s: %w", u.GetName(), err)
@@ -281,7 +296,7 @@ func setClaimStatus(u *unstructured.Unstructured, cl *Claim, drift string, now t
 		NodeName:    cl.Status.NodeName,
 		Capacity:    cl.Status.Capacity,
 		Allocatable: cl.Status.Allocatable,
-		Conditions:  claimConditions(cl, drift, o.Status.Conditions, now, u.GetGeneration()),
+		Conditions:  claimConditions(cl, marks, o.Status.Conditions, now, u.GetGeneration()),
 	}
 	if !cl.LastPodEvent.IsZero() {
 		st.LastPodEventTime = &metav1.Time{Time: cl.LastPodEvent}

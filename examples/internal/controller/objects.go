@@ -46,7 +46,7 @@ func (c *Controller) createClaimObject(ctx context.Context, cl *Claim) error {
 	if err != nil {
 		return err
 	}
-	if err := setClaimStatus(u, cl, "", c.now()); err != nil {
+	if err := setClaimStatus(u, cl, claimMarks{}, c.now()); err != nil {
 		return err
 	}
 	status := u.Object["status"]
@@ -76,9 +76,9 @@ func (c *Controller) writeClaim(ctx context.Context, name string) {
 		}
 		before := u.GetLabels()
 		c.mu.Lock()
-		drift := c.drifted[name]
+		marks := claimMarks{Drift: c.drifted[name], Consolidatable: c.consolidatable[name]}
 		c.mu.Unlock()
-		if err := setClaimStatus(u, cl, drift, c.now()); err != nil {
+		if err := setClaimStatus(u, cl, marks, c.now()); err != nil {
 			return err
 		}
 		status := u.Object["status"]

@@ -261,6 +261,7 @@ func countPods(ncs []scheduling.NewNodeClaim) int {
 func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why string) string {
 	claim := nc.NodeClaim
 	claim.Name = c.newClaimName(claim.NodePool)
+	c.stampPoolHash(&claim)
 	if pool, ok := c.pool(claim.NodePool); ok {
 		if claim.TerminationGracePeriod == 0 {
 			claim.TerminationGracePeriod = pool.Template.TerminationGracePeriod
