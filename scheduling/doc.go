@@ -94,8 +94,10 @@
 //
 //   - a topology spread over zones (or any label but the hostname) splits the groups it covers
 //     into subgroups pinned to one domain each, sized so the final counts respect maxSkew and
-//     minDomains, counting running pods; domains are the zones the pools can launch into, as
-//     well as those with nodes today;
+//     minDomains, counting running pods and every pending pod the selector matches, whether
+//     or not it carries the constraint (kube-scheduler counts them all, in whatever order they
+//     bind: the plan holds every carrier within maxSkew of the final minimum, see spread.go);
+//     domains are the zones the pools can launch into, as well as those with nodes today;
 //   - pod affinity pins a group to the domains of the pods it selects — a pod counts when it
 //     matches all of the group's required terms, running pods (terminating ones too) first,
 //     then a pending group that matches without carrying the same terms; only when no such
@@ -103,7 +105,9 @@
 //     as kube-scheduler lets a pod satisfy its own affinity only when nothing else matches;
 //     anti-affinity over zones is one pod per domain;
 //   - over hostnames, constraints become per-node caps (maxSkew, or 1 for self anti-affinity),
-//     caps shared by every group a selector matches, conflicts between groups, and existing
+//     caps shared by every group a selector matches (or, when the pods a spread's selector
+//     matches without carrying it outnumber its carriers, a conflict keeping them off the
+//     carriers' nodes), conflicts between groups, and existing
 //     nodes a group must use or avoid — including the anti-affinity of running pods;
 //   - host ports conflict per (IP, port, protocol), 0.0.0.0 with every IP, DaemonSets' included;
 //   - volume zones from [Input.VolumeZones] narrow a group's zones.

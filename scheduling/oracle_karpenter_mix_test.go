@@ -109,8 +109,9 @@ func TestOracleKarpenterMix(t *testing.T) {
 	for _, s := range short {
 		t.Log(s)
 	}
-	// Measured: 85.7% of 300 draws within 5% (the misses are zone starts and spreads packed
-	// zone by zone, as in TestOracleTopology).
+	// Measured: 81.3% of 300 draws within 5% since spreads count every matching pod (85.7%
+	// when only carriers counted, plans kube-scheduler partly refused); the misses are zone
+	// starts and spreads packed zone by zone, as in TestOracleTopology.
 	if len(ratios) > 0 && float64(within) < 0.8*float64(len(ratios)) {
 		t.Errorf("Solve is within 5%% of the optimum in %d of %d draws, want ≥ 80%%", within, len(ratios))
 	}

@@ -12,19 +12,6 @@ import (
 // of those were placed there. Rather than plan pods kube-scheduler would refuse, the solver
 // takes such pods back: they stay pending, with the reason.
 
-// spreadFamily records a split spread for the check after packing.
-type spreadFamily struct {
-	s     *spreadC
-	parts []spreadPart
-	base  map[string]int // running matching pods per domain
-	all   []string       // every counted domain
-}
-
-type spreadPart struct {
-	g      *group
-	domain string
-}
-
 // enforceTopology takes back pods that would break a spread or have no affinity partner,
 // until neither check takes any (taking back a spread's pods can orphan an affinity's).
 func (p *problem) enforceTopology() {
@@ -53,42 +40,7 @@ func (p *problem) enforceOnce() bool {
 		}
 	}
 	for _, f := range p.spreadFams {
-		for {
-			cur := map[string]int{}
-			for _, v := range f.all {
-				cur[v] = f.base[v]
-			}
-			for _, part := range f.parts {
-				cur[part.domain] += p.placed(part.g)
-			}
-			lo := math.MaxInt
-			if len(f.all) < f.s.minDomains {
-				lo = 0
-			}
-			hi, hiDomain := -1, ""
-			for _, v := range f.all {
-				lo = min(lo, cur[v])
-				if cur[v] > hi {
-					hi, hiDomain = cur[v], v
-				}
-			}
-			if hi-lo <= f.s.maxSkew {
-				break
-			}
-			taken := false
-			for _, part := range slices.Backward(f.parts) {
-				if part.domain == hiDomain && p.placed(part.g) > 0 {
-					p.unplace(part.g, 1)
-					part.g.blocked = &blockInfo{ReasonTopologySpread, fmt.Sprintf("topology spread on %s (maxSkew %d): other domains could not take their share, so %s=%s cannot take more (%s)",
-						f.s.term.key, f.s.maxSkew, f.s.term.key, hiDomain, fmtCounts(cur, f.all))}
-					taken = true
-					break
-				}
-			}
-			if !taken {
-				break // the excess is running pods: nothing of ours to take back
-			}
-		}
+		p.enforceSpread(f)
 	}
 	return sum(p.remaining) != before
 }

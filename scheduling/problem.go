@@ -47,7 +47,7 @@ type problem struct {
 	// unplaced groups and the pool phase that gave up on them, for explanations.
 	limitHit map[int]map[int]bool
 	// spreadFams are the split spreads, checked again after packing.
-	spreadFams []*spreadFamily
+	spreadFams []*spreadFam
 	// affinityDomain is the domain chosen for a self-affine group (and all its subgroups).
 	affinityDomain map[string]string
 	// topo holds each group's parsed topology constraints while they are applied.

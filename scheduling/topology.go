@@ -32,10 +32,11 @@ import (
 // counting its pods already there. Karpenter assumes the same minimum of 0; unlike Karpenter we
 // count the group's running pods per existing node, so a node already at maxSkew takes none.
 //
-// Counts are kube-scheduler's: running pods matching the selector, in the constraint's
-// namespace, on eligible nodes (nodeAffinityPolicy Honor and nodeTaintsPolicy Ignore by default).
-// Pending pods of other groups that also match a selector are not counted while splitting; the
-// independent checker verifies the final skew.
+// Counts are kube-scheduler's: every pod matching the selector, in the constraint's namespace,
+// on eligible nodes (nodeAffinityPolicy Honor and nodeTaintsPolicy Ignore by default) — running
+// or pending, carrying the constraint or not (spread.go says why that holds in any order). Over
+// hostnames, pending pods the selector matches without carrying it share the carriers' per-node
+// cap, or, when they outnumber the carriers, stay off the carriers' nodes.
 
 type spreadC struct {
 	term          podTerm
@@ -55,6 +56,8 @@ type groupTopo struct {
 	// groups carrying the same required terms (co-carriers) can be told apart from others.
 	reqAff int
 	affSig string
+	// spreadSigs are spreadSignature of each spread, in order.
+	spreadSigs []string
 }
 
 // blockInfo marks pods that cannot be placed at all because of a constraint, and why.
@@ -89,6 +92,7 @@ func (p *problem) parseTopology(g *group, nsLabels map[string]map[string]string)
 		}
 		if s.hard || p.prefs.spread {
 			t.spreads = append(t.spreads, s)
+			t.spreadSigs = append(t.spreadSigs, spreadSignature(g, &t.spreads[len(t.spreads)-1]))
 		}
 	}
 	if a := rep.Spec.Affinity; a != nil {
@@ -246,64 +250,37 @@ func (p *problem) applyTopology(in *Input) error {
 			}
 		}
 	}
-	// Spreads split groups. Groups with the same constraint form a family whose pods are
-	// spread together (kube-scheduler counts all of them), and subgroups inherit the rest of
-	// the topology.
-	type family struct {
-		s       *spreadC
-		members []*group
+	// Spreads split groups (spread.go). Groups with the same constraint form a family whose pods
+	// are spread together, and every pending pod its selector matches counts, carrier or not.
+	fams := p.spreadFamilies(topo)
+	if len(fams) > 0 && !relax {
+		p.relaxable = true
 	}
-	var fams []*family
-	index := map[string]*family{}
-	for _, g := range slices.Clone(p.groups) {
-		t := topo[g]
-		for i := range t.spreads {
-			s := &t.spreads[i]
-			if !relax {
-				p.relaxable = true
-			}
-			sig := spreadSignature(g, s)
-			f, ok := index[sig]
-			if !ok {
-				f = &family{s: s}
-				index[sig] = f
-				fams = append(fams, f)
-			}
-			f.members = append(f.members, g)
+	var zoneFams, firstFams, laterFams []*spreadFam
+	for _, f := range fams {
+		if f.s.term.key == nodeplan.LabelHostname {
+			continue
 		}
-	}
-	splitFamily := func(f *family) {
-		var next []*group
-		for _, parts := range p.splitSpread(f.members, f.s, counted) {
-			next = append(next, parts...)
-		}
-		for _, part := range next {
-			topo[part] = topo[f.members[0]]
-		}
-		// Later families see the subgroups.
-		for _, g := range f.members {
-			for _, f2 := range fams {
-				if f2 == f {
-					continue
-				}
-				if i := slices.Index(f2.members, g); i >= 0 {
-					for _, part := range next {
-						if part != g && part.rep == g.rep && !slices.Contains(f2.members, part) {
-							f2.members = append(f2.members, part)
-						}
-					}
-				}
-			}
+		zoneFams = append(zoneFams, f)
+		if len(topo[f.rep].affinity) > 0 {
+			laterFams = append(laterFams, f)
+		} else {
+			firstFams = append(firstFams, f)
 		}
 	}
 	// Spreads of groups without pod affinity first, so that groups that must share a domain
 	// with spread pods can follow one of the domains those were given; then affinities (which
-	// may pin); then the spreads of groups with affinity, within their pins.
-	hasAffinity := func(f *family) bool { return len(topo[f.members[0]].affinity) > 0 }
-	for _, f := range fams {
-		if f.s.term.key != nodeplan.LabelHostname && !hasAffinity(f) && !relax {
-			splitFamily(f)
-		}
+	// may pin); then the spreads of groups with affinity, within their pins. Pods that only
+	// count for a spread are pinned with the first spreads unless an affinity or a later
+	// spread of their own still has to place them.
+	assigned := map[string]map[*group]bool{}
+	if !relax {
+		p.splitSpreads(firstFams, firstFams, counted, assigned, func(g *group) bool {
+			if len(topo[g].affinity) > 0 {
+				return false
+			}
+			return !slices.ContainsFunc(laterFams, func(f *spreadFam) bool { return p.carries(g, f) })
+		})
 	}
 	for _, g := range slices.Clone(p.groups) {
 		t := topo[g]
@@ -315,17 +292,13 @@ func (p *problem) applyTopology(in *Input) error {
 			p.applyAffinity(g, i, running, topo)
 		}
 	}
-	for _, f := range fams {
-		if f.s.term.key != nodeplan.LabelHostname && hasAffinity(f) && !relax {
-			splitFamily(f)
-		}
-	}
 	if relax {
-		for _, f := range fams {
-			if f.s.term.key != nodeplan.LabelHostname {
-				p.relaxedSpreadCap(f.members, f.s, counted)
-			}
+		for _, f := range zoneFams {
+			p.relaxedSpreadCap(f, counted)
 		}
+	} else {
+		p.splitSpreads(laterFams, zoneFams, counted, assigned, func(*group) bool { return true })
+		p.recordSpreadParts(zoneFams)
 	}
 	// Pass 2: hostname constraints become caps, conflicts and nodes to avoid.
 	for _, f := range fams {
@@ -338,7 +311,41 @@ func (p *problem) applyTopology(in *Input) error {
 				c.existing[e.node.Name]++
 			}
 		}
-		for _, g := range f.members {
+		var carriers, others []*group
+		for _, g := range p.groups {
+			switch {
+			case p.carries(g, f):
+				carriers = append(carriers, g)
+			case f.s.term.matches(g.rep):
+				others = append(others, g)
+			}
+		}
+		// Pods the selector matches without carrying the constraint count on a node too.
+		// Either they share the carriers' cap (at most maxSkew matching pods on any node,
+		// which also keeps every carrier's node within it), when they are no more than the
+		// carriers; or a node holding carriers holds none of them, and they are free
+		// elsewhere.
+		nc, cc := 0, 0
+		for _, h := range others {
+			nc += len(h.pods)
+		}
+		for _, g := range carriers {
+			cc += len(g.pods)
+		}
+		shareCap := nc <= cc
+		if shareCap {
+			for _, h := range others {
+				c.members = append(c.members, h)
+				h.caps = append(h.caps, c)
+			}
+		}
+		for _, g := range carriers {
+			if !shareCap {
+				for _, h := range others {
+					g.conflict(h)
+					h.conflict(g)
+				}
+			}
 			if f.s.term.matches(g.rep) {
 				c.members = append(c.members, g)
 				g.caps = append(g.caps, c)
@@ -775,214 +782,6 @@ func (p *problem) applyZoneAnti(g *group, a *podTerm, running []existingPod) {
 			p.exclude(h, a.key, mine...)
 		}
 	}
-}
-
-// relaxedSpreadCap gives the bound's relaxed problem what a spread over zones (or any key but
-// the hostname) implies for every plan, without choosing a split: with n matching pods over Z
-// counted domains, the fullest domain holds at most M = ⌊(n + (Z−1)·maxSkew)/Z⌋ of them (it
-// holds at most min+maxSkew, and the other Z−1 at least min each), so no node holds more. n
-// counts every running pod the selector matches, which can only raise M; Z counts the same
-// domains the split does.
-func (p *problem) relaxedSpreadCap(members []*group, s *spreadC, running []existingPod) {
-	doms := map[string]bool{}
-	n := 0
-	for _, g := range members {
-		alts := g.nodeAlts
-		if !s.honorAffinity {
-			alts = []nodeplan.Requirements{{}}
-		}
-		for v := range p.domainsFor(g, alts, s.term.key, s.honorTaints, false, true) {
-			doms[v] = true
-		}
-		if s.term.matches(g.rep) {
-			n += len(g.pods)
-		}
-	}
-	for _, e := range running {
-		if s.term.matches(e.pod) {
-			n++
-		}
-	}
-	z := len(doms)
-	if z == 0 || s.maxSkew <= 0 {
-		return
-	}
-	m := (n + (z-1)*s.maxSkew) / z
-	if m >= n {
-		return // no cap below what the pods are anyway
-	}
-	c := &nodeCap{limit: int64(m)}
-	for _, g := range members {
-		if s.term.matches(g.rep) {
-			c.members = append(c.members, g)
-			g.caps = append(g.caps, c)
-		}
-	}
-}
-
-// splitSpread splits a family of groups sharing one non-hostname spread constraint over its
-// domains, so that the final counts (with the running pods) respect maxSkew and minDomains, and
-// cheaper domains are preferred where the skew allows. It returns each member's subgroups.
-func (p *problem) splitSpread(members []*group, s *spreadC, running []existingPod) [][]*group {
-	doms := map[string]float64{}
-	memberDoms := make([]map[string]float64, len(members))
-	for i, g := range members {
-		memberDoms[i] = p.domains(g, s.term.key)
-		// Counted domains: every node the pod's node affinity allows (not its pod affinity,
-		// not its volumes), fitting it or not, as kube-scheduler counts existing nodes.
-		alts := g.nodeAlts
-		if !s.honorAffinity {
-			alts = []nodeplan.Requirements{{}}
-		}
-		counted := p.domainsFor(g, alts, s.term.key, s.honorTaints, false, true)
-		for v, pr := range counted {
-			if old, ok := doms[v]; !ok || pr < old {
-				doms[v] = pr
-			}
-		}
-	}
-	cur := map[string]int{}
-	for v := range doms {
-		cur[v] = 0
-	}
-	g0 := members[0]
-	for _, e := range running {
-		v, ok := e.labels[s.term.key]
-		if !ok {
-			continue
-		}
-		// kube-scheduler counts the nodes the pod's node selection admits, whatever else
-		// (volumes, other constraints' pins) narrows where it may go.
-		if s.honorAffinity && !anyAltMatches(g0.nodeAlts, e.labels) {
-			continue
-		}
-		if s.honorTaints {
-			if _, blocked := nodeplan.UntoleratedTaint(g0.tolerations, e.node.Spec.Taints); blocked {
-				continue
-			}
-		}
-		// Every eligible node is a domain, whether or not the solve may use it (NoNewPods,
-		// cordoned): kube-scheduler's minimum is over all of them.
-		if s.term.matches(e.pod) {
-			cur[v]++
-		} else {
-			cur[v] += 0
-		}
-	}
-	all := make([]string, 0, len(cur))
-	for v := range cur {
-		all = append(all, v)
-	}
-	slices.Sort(all)
-	minOf := func() int {
-		if len(all) < s.minDomains {
-			return 0
-		}
-		m := math.MaxInt
-		for _, v := range all {
-			m = min(m, cur[v])
-		}
-		return m
-	}
-	why := func() *blockInfo {
-		msg := fmt.Sprintf("topology spread on %s (maxSkew %d", s.term.key, s.maxSkew)
-		if s.minDomains > 0 {
-			msg += fmt.Sprintf(", minDomains %d", s.minDomains)
-		}
-		msg += fmt.Sprintf(") cannot take more pods: %s", fmtCounts(cur, all))
-		if len(all) < s.minDomains {
-			msg += fmt.Sprintf("; only %d domains, fewer than minDomains", len(all))
-		}
-		return &blockInfo{ReasonTopologySpread, msg}
-	}
-	fam := &spreadFamily{s: s, base: map[string]int{}, all: all}
-	for v, c := range cur {
-		fam.base[v] = c
-	}
-	p.spreadFams = append(p.spreadFams, fam)
-	out := make([][]*group, len(members))
-	for mi, g := range members {
-		if !s.term.matches(g.rep) {
-			continue // its pods do not count: placed below, once the counts are final
-		}
-		vals := byPrice(memberDoms[mi])
-		parts := make([]int, len(vals))
-		quota := len(g.pods)
-		if g.single != nil {
-			// All its pods share one node, so one domain: after the first pod the others may
-			// only follow while that domain stays within maxSkew of the rest.
-			quota = 0
-			m := minOf()
-			for i, v := range vals {
-				if cur[v]+1-m <= s.maxSkew {
-					n := min(len(g.pods), s.maxSkew+m-cur[v])
-					parts[i] = n
-					cur[v] += n
-					break
-				}
-			}
-		}
-		for range quota {
-			m := minOf()
-			best := -1
-			for i, v := range vals {
-				if cur[v]+1-m > s.maxSkew {
-					continue
-				}
-				if best < 0 || cur[v] < cur[vals[best]] {
-					best = i
-				}
-			}
-			if best < 0 {
-				break
-			}
-			parts[best]++
-			cur[vals[best]]++
-		}
-		total := len(g.pods)
-		var block *blockInfo
-		if placedParts(parts) < total {
-			block = why()
-		}
-		out[mi] = p.splitInto(g, s.term.key, vals, parts, block)
-		for _, sub := range out[mi] {
-			fam.parts = append(fam.parts, spreadPart{g: sub, domain: pinnedTo(sub, s.term.key)})
-		}
-	}
-	// Carriers the selector does not match add nothing to the counts, but kube-scheduler
-	// still puts them only where the count is within maxSkew of the minimum. The matching
-	// members above kept every domain they added to within it, so only domains over it
-	// because of running pods are left out.
-	m := minOf()
-	for mi, g := range members {
-		if s.term.matches(g.rep) {
-			continue
-		}
-		var ok []string
-		for v := range memberDoms[mi] {
-			if cur[v]-m <= s.maxSkew {
-				ok = append(ok, v)
-			}
-		}
-		if len(ok) == len(memberDoms[mi]) {
-			continue
-		}
-		if len(ok) == 0 {
-			g.blocked = why()
-			continue
-		}
-		slices.Sort(ok)
-		p.pin(g, s.term.key, ok...)
-	}
-	return out
-}
-
-func placedParts(parts []int) int {
-	n := 0
-	for _, x := range parts {
-		n += x
-	}
-	return n
 }
 
 // splitInto replaces g by one subgroup per domain with parts[i] pods pinned to vals[i]; pods left

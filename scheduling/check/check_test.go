@@ -400,6 +400,11 @@ func TestResult(t *testing.T) {
 			a.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{spread(nodeplan.LabelZone, 1, "web")}
 			b.Spec.TopologySpreadConstraints = a.Spec.TopologySpreadConstraints
 		}, []check.Rule{check.RuleTopologySpread}},
+		{"zone spread counts a placed pod that matches without carrying it", func(in *scheduling.Input, res *scheduling.Result) {
+			// b binds first as often as not: kube-scheduler then sees 1 in a's zone, 0 in the other.
+			a, _ := web(in)
+			a.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{spread(nodeplan.LabelZone, 1, "web")}
+		}, []check.Rule{check.RuleTopologySpread}},
 		{"zone spread within skew", func(in *scheduling.Input, res *scheduling.Result) {
 			a, b := web(in)
 			a.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{spread(nodeplan.LabelZone, 2, "web")}

@@ -32,39 +32,20 @@ func spreadID(ns string, tsc corev1.TopologySpreadConstraint, sel labels.Selecto
 	return fmt.Sprintf("%s|%s|%d|%d|%s|%s|%s", ns, tsc.TopologyKey, tsc.MaxSkew, minDomains, aff, taints, sel.String())
 }
 
-// spreadCarriers maps each placed pending pod to the ids of its DoNotSchedule constraints.
-func (c *checker) spreadCarriers() map[*corev1.Pod]map[string]bool {
-	out := map[*corev1.Pod]map[string]bool{}
-	for p := range c.where {
-		for _, tsc := range p.Spec.TopologySpreadConstraints {
-			if tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
-				continue
-			}
-			sel, err := selectorWithKeys(tsc.LabelSelector, p, tsc.MatchLabelKeys, nil)
-			if err != nil {
-				continue
-			}
-			if out[p] == nil {
-				out[p] = map[string]bool{}
-			}
-			out[p][spreadID(p.Namespace, tsc, sel)] = true
-		}
-	}
-	return out
-}
-
 // topologySpread checks DoNotSchedule constraints with kube-scheduler's semantics: a domain
 // is a value of the topology key on an eligible node (nodeAffinityPolicy Honor and
 // nodeTaintsPolicy Ignore by default) — and, for zones, also a zone some pool could launch an
 // eligible node into; the global minimum is 0 when there are fewer domains than minDomains.
 //
-// Counted are the running pods that match the selector in the pod's namespace, and the placed
-// pending pods that match it and carry the same constraint. For those, every domain holding one
-// must end within maxSkew of the final minimum: each such pod had to be within maxSkew when
-// placed, and counts only grow. Placed pods that match without carrying the constraint are not
-// counted, since they could have been placed after the ones that carry it.
+// Counted is every pod the selector matches in the pod's namespace on an eligible node: running,
+// or placed by the plan — whether or not it carries the constraint, as kube-scheduler counts
+// them. Every domain holding a carrier must end within maxSkew of the final minimum. That is
+// the order-free condition: kube-scheduler binds the pending pods in an order the plan does not
+// choose and evaluates each carrier against the pods bound so far, retrying a refused one
+// whenever a matching pod binds; a domain's count never exceeds its final count, a fully bound
+// domain is at its final count, so a pending carrier in the least filled domain that still has
+// pending carriers can always bind once the pods without the constraint are bound.
 func (c *checker) topologySpread() {
-	carriers := c.spreadCarriers()
 	reported := map[string]bool{}
 	for _, t := range c.all {
 		for _, p := range t.pods {
@@ -72,13 +53,13 @@ func (c *checker) topologySpread() {
 				if tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
 					continue
 				}
-				c.checkSpread(p, t, tsc, carriers, reported)
+				c.checkSpread(p, t, tsc, reported)
 			}
 		}
 	}
 }
 
-func (c *checker) checkSpread(p *corev1.Pod, t *target, tsc corev1.TopologySpreadConstraint, carriers map[*corev1.Pod]map[string]bool, reported map[string]bool) {
+func (c *checker) checkSpread(p *corev1.Pod, t *target, tsc corev1.TopologySpreadConstraint, reported map[string]bool) {
 	who := podDesc(nodeplan.PodKey(p))
 	sel, err := selectorWithKeys(tsc.LabelSelector, p, tsc.MatchLabelKeys, nil)
 	if err != nil {
@@ -131,7 +112,7 @@ func (c *checker) checkSpread(p *corev1.Pod, t *target, tsc corev1.TopologySprea
 			}
 		}
 		for _, q := range t2.pods {
-			if q.Namespace == p.Namespace && carriers[q][id] && sel.Matches(labels.Set(q.Labels)) {
+			if q.Namespace == p.Namespace && sel.Matches(labels.Set(q.Labels)) {
 				n++
 			}
 		}

@@ -50,10 +50,11 @@ type TopologyRules struct {
 //     with maxSkew, minDomains, nodeAffinityPolicy and nodeTaintsPolicy: a pod's domains are
 //     the values of the key on nodes eligible for it (existing nodes and the plan's new ones)
 //     and, for zones, every zone the pool can launch an eligible node into; a domain counts
-//     the running pods its selector matches in the pod's namespace and the placed pods that
-//     match and carry the same constraint; every domain holding a carrier is within maxSkew of
-//     the minimum, which is 0 when there are fewer domains than minDomains (and, with
-//     [TopologyRules.EmptyHostnameDomain], always 0 over hostnames);
+//     every pod its selector matches in the pod's namespace on an eligible node — running or
+//     placed, carrying the constraint or not (kube-scheduler counts them all, and binds the
+//     pods in an order the plan does not choose); every domain holding a carrier is within
+//     maxSkew of the minimum, which is 0 when there are fewer domains than minDomains (and,
+//     with [TopologyRules.EmptyHostnameDomain], always 0 over hostnames);
 //   - required pod anti-affinity over zone or hostname, both ways: no placed pod shares a
 //     domain with a pod (placed or running) that its terms select or whose terms select it;
 //   - required pod affinity over zone or hostname: a carrier's domain holds a running pod the
@@ -250,7 +251,7 @@ type tclass struct {
 // A tspread is one DoNotSchedule spread constraint of one pending pod.
 type tspread struct {
 	key, maxSkew, minDomains int
-	countable                uint // pending pods counted: they carry the constraint and match it
+	countable                uint // pending pods counted: every one the selector matches in the namespace
 	selfMatch                bool
 	binElig                  []bool
 	binCount                 []int // running pods counted, per bin
@@ -595,7 +596,6 @@ func (s *topoSearch) spread(run []running, zoneID map[string]int) {
 		id  string
 	}
 	all := make([][]parsed, s.n)
-	carries := map[string]uint{}
 	for i, p := range s.pods {
 		for _, c := range p.Spec.TopologySpreadConstraints {
 			if c.WhenUnsatisfiable != corev1.DoNotSchedule {
@@ -604,7 +604,6 @@ func (s *topoSearch) spread(run []running, zoneID map[string]int) {
 			sel, _ := metav1.LabelSelectorAsSelector(c.LabelSelector)
 			id := spreadID(p.Namespace, c, sel)
 			all[i] = append(all[i], parsed{c, sel, id})
-			carries[id] |= 1 << i
 		}
 	}
 	poolTaints := s.pl.np.Template.Taints
@@ -620,7 +619,7 @@ func (s *topoSearch) spread(run []running, zoneID map[string]int) {
 				sp.minDomains = int(*c.MinDomains)
 			}
 			for j, q := range s.pods {
-				if carries[pc.id]&(1<<j) != 0 && q.Namespace == p.Namespace && pc.sel.Matches(labels.Set(q.Labels)) {
+				if q.Namespace == p.Namespace && pc.sel.Matches(labels.Set(q.Labels)) {
 					sp.countable |= 1 << j
 				}
 			}

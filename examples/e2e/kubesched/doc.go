@@ -23,6 +23,15 @@
 //     waits; pods left pending are submitted once more when every other pod is in place, so a
 //     refusal is the final state's and not an accident of the order the scheduler took them in.
 //
+// The order is kube-scheduler's, as in a real cluster when the planned nodes join: every planned
+// pod is created at once; the scheduler takes them from its queue (priority, then arrival),
+// judges each against the pods bound so far, and requeues a pod refused for a spread or an
+// affinity when a pod its constraint counts binds. A plan relies on no order: for spread it
+// guarantees that in the final state every carrier's domain, counting every matching pod
+// (carrier or not, running or planned), is within maxSkew of the minimum — so some pending pod
+// can always bind next, whatever the order (see scheduling/spread.go) — and for affinity that a
+// pod's partners are pods that bind without it.
+//
 // Every planned pod must bind, on its planned node. TestDisruptionMovesBind does the same for
 // the disruption planner: a cluster built that way is scaled down by about half, one
 // disruption.Plan pass runs, its replacements are registered as modelled, its candidates

@@ -22,8 +22,9 @@ const (
 	// FINDINGS diff 2: a group with required hostname affinity to itself split over nodes.
 	knownSelfAffinitySplit = "self affinity split"
 	// FINDINGS diff 3: spread counts placed pods that match its selector without carrying it.
+	// Fixed: every matching pod counts in the solver, check and the oracle.
 	knownSpreadNonCarrier = "spread counts non-carriers"
-	// FINDINGS diff 4 (#13 item 1): pod-level resources not counted.
+	// FINDINGS diff 4 (#13 item 1): pod-level resources not counted. Fixed by f4b1d49.
 	knownPodLevelResources = "pod-level resources"
 )
 
@@ -31,8 +32,6 @@ const (
 var knownOpen = map[string]bool{
 	knownAffinityCycle:     true,
 	knownSelfAffinitySplit: true,
-	knownSpreadNonCarrier:  true,
-	knownPodLevelResources: true,
 }
 
 // classify names the known class a refusal belongs to, or "" when it is new. pods are every

@@ -81,6 +81,9 @@ func Plan(ctx context.Context, in scheduling.Input) (Report, error) {
 // the planned pods and records the outcome in rep.
 func (cl *Cluster) Provision(ctx context.Context, rep *Report, opts Options) error {
 	in, nodes := rep.Input, rep.Nodes
+	if err := cl.AddNamespaces(ctx, in.Namespaces...); err != nil {
+		return err
+	}
 	var daemons []*corev1.Pod
 	for _, n := range nodes {
 		if err := cl.AddNodes(ctx, n.Node); err != nil {

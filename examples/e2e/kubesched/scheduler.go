@@ -137,7 +137,7 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 	factory.WaitForCacheSync(ctx.Done())
 	// The informers list, then watch; an object created in between would be missed (the
 	// tracker's watches do not resume from a resource version), so wait for the watches.
-	for _, r := range []string{"pods", "nodes"} {
+	for _, r := range []string{"pods", "nodes", "namespaces"} {
 		for !tracker.watched(corev1.SchemeGroupVersion.WithResource(r)) {
 			select {
 			case <-ctx.Done():
@@ -226,6 +226,33 @@ func (c *Cluster) AddNodes(ctx context.Context, nodes ...*corev1.Node) error {
 	for _, n := range nodes {
 		if _, err := c.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("kubesched: create node %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// AddNamespaces creates namespaces and waits until the scheduler's informer has them: the
+// InterPodAffinity plugin resolves namespaceSelectors against them, and a pod whose term names
+// its namespace only by label otherwise matches nothing, not even itself.
+func (c *Cluster) AddNamespaces(ctx context.Context, nss ...*corev1.Namespace) error {
+	for _, ns := range nss {
+		ns = ns.DeepCopy()
+		ns.ResourceVersion = ""
+		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("kubesched: create namespace %s: %w", ns.Name, err)
+		}
+	}
+	lister := c.pods.Core().V1().Namespaces().Lister()
+	for _, ns := range nss {
+		for {
+			if _, err := lister.Get(ns.Name); err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Millisecond):
+			}
 		}
 	}
 	return nil

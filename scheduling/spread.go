@@ -1,0 +1,632 @@
+package scheduling
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// Spread over zones (or any node label but the hostname).
+//
+// kube-scheduler counts, for a pod's spread constraint, every pod in the pod's namespace that
+// the selector matches on an eligible node — whether or not that pod carries the constraint —
+// and admits the pod into a domain only while that domain's count (the pod included if it
+// matches) is within maxSkew of the smallest count over the eligible domains. It evaluates
+// this when it schedules the pod, against the pods bound so far, and requeues a refused pod
+// whenever a matching pod is bound.
+//
+// So the plan guarantees, in its final state, for every pod carrying a constraint: its
+// domain's count of every matching pod (running, and placed by the plan, carriers or not) is
+// within maxSkew of the smallest count. Whatever order the pods are then bound in, a pending
+// carrier can always make progress: a pod without the constraint binds freely as far as the
+// constraint goes, and once those are bound, a carrier in the least-filled domain that still
+// has pending carriers stays within maxSkew (its domain's final count bounds the count it
+// sees, and a domain whose pods are all bound is at its final count, never below the final
+// minimum). The differential test (examples/e2e/kubesched) submits all planned pods at once,
+// lets kube-scheduler take them in queue order with its own requeueing, and retries the pods
+// still pending once against the final state — as a real cluster does when the nodes join.
+//
+// The solver meets the condition before packing, by pinning every group involved to domains:
+// pods that match a selector without carrying its constraint go first, each to its least
+// filled domain (they are never refused for a constraint they do not carry, but they are
+// counted); then the carriers, one pod at a time round the groups, each to the least filled
+// domain where every constraint it carries holds and no domain holding carriers of a
+// constraint it counts for goes over. enforceSpread checks the same counts after packing.
+
+// spreadFam is one spread constraint over a key other than the hostname, shared by every
+// group carrying it (same key, selector, namespace, skew, minDomains and policies).
+type spreadFam struct {
+	sig string
+	s   *spreadC
+	ns  string
+	// rep is a carrier: its node selection and tolerations decide which nodes are counted.
+	rep *group
+	// all are the counted domains and base their running matching pods.
+	all  []string
+	base map[string]int
+	// parts are the groups pinned to its domains after the split (see enforceSpread).
+	parts []spreadPart
+
+	// During a split: lo counts the pods surely counted, hi adds those that may be (placed on
+	// a node the carriers' node inclusion policies may leave out); held marks domains with a
+	// carrier.
+	lo, hi map[string]int
+	held   map[string]bool
+}
+
+// spreadPart is a group pinned to one domain of a spread: a carrier, and/or one whose pods
+// count (surely, or maybe).
+type spreadPart struct {
+	g       *group
+	domain  string
+	carrier bool
+	count   countKind
+}
+
+type countKind uint8
+
+const (
+	countNone countKind = iota
+	countSure
+	countMaybe
+)
+
+// spreadFamilies collects the spread constraints of the groups, one family per signature, in
+// the order they are first seen.
+func (p *problem) spreadFamilies(topo map[*group]groupTopo) []*spreadFam {
+	var fams []*spreadFam
+	index := map[string]*spreadFam{}
+	for _, g := range p.groups {
+		t := topo[g]
+		for i, sig := range t.spreadSigs {
+			s := &t.spreads[i]
+			if index[sig] == nil {
+				f := &spreadFam{sig: sig, s: s, ns: g.rep.Namespace, rep: g}
+				index[sig] = f
+				fams = append(fams, f)
+			}
+		}
+	}
+	return fams
+}
+
+// carries reports whether g carries f.
+func (p *problem) carries(g *group, f *spreadFam) bool {
+	return slices.Contains(p.topo[g].spreadSigs, f.sig)
+}
+
+// counts says whether f counts g's pods: not when the selector does not match them; surely when
+// every node g may land on is one f's counted nodes include; maybe otherwise.
+func (p *problem) counts(g *group, f *spreadFam) countKind {
+	if !f.s.term.matches(g.rep) {
+		return countNone
+	}
+	if p.carries(g, f) {
+		return countSure // carriers share the node selection that decides the counted nodes
+	}
+	r := f.rep
+	if f.s.honorAffinity && !unrestricted(r.nodeAlts) && !slices.EqualFunc(g.nodeAlts, r.nodeAlts, nodeplan.Requirements.Equal) {
+		return countMaybe
+	}
+	if f.s.honorTaints {
+		for _, pl := range p.pools {
+			_, gBad := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints)
+			_, rBad := nodeplan.UntoleratedTaint(r.tolerations, pl.np.Template.Taints)
+			if !gBad && rBad {
+				return countMaybe
+			}
+		}
+		for _, b := range p.bins {
+			_, gBad := nodeplan.UntoleratedTaint(g.tolerations, b.taints)
+			_, rBad := nodeplan.UntoleratedTaint(r.tolerations, b.taints)
+			if !gBad && rBad {
+				return countMaybe
+			}
+		}
+	}
+	return countSure
+}
+
+func unrestricted(alts []nodeplan.Requirements) bool {
+	return len(alts) == 1 && alts[0].Len() == 0
+}
+
+// countDomains fills f.all and f.base: the domains kube-scheduler counts for f's carriers (every
+// node their node selection admits, fitting them or not, and every domain a pool can launch
+// such a node into) and the running pods the selector matches there.
+func (p *problem) countDomains(f *spreadFam, running []existingPod) {
+	g := f.rep
+	s := f.s
+	alts := g.nodeAlts
+	if !s.honorAffinity {
+		alts = []nodeplan.Requirements{{}}
+	}
+	f.base = map[string]int{}
+	for v := range p.domainsFor(g, alts, s.term.key, s.honorTaints, false, true) {
+		f.base[v] = 0
+	}
+	for _, e := range running {
+		v, ok := e.labels[s.term.key]
+		if !ok {
+			continue
+		}
+		// kube-scheduler counts the nodes the pod's node selection admits, whatever else
+		// (volumes, other constraints' pins) narrows where it may go.
+		if s.honorAffinity && !anyAltMatches(g.nodeAlts, e.labels) {
+			continue
+		}
+		if s.honorTaints {
+			if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, e.node.Spec.Taints); blocked {
+				continue
+			}
+		}
+		// Every eligible node is a domain, whether or not the solve may use it (NoNewPods,
+		// cordoned): kube-scheduler's minimum is over all of them.
+		f.base[v] += 0
+		if s.term.matches(e.pod) {
+			f.base[v]++
+		}
+	}
+	f.all = make([]string, 0, len(f.base))
+	for v := range f.base {
+		f.all = append(f.all, v)
+	}
+	slices.Sort(f.all)
+}
+
+// minimum is the smallest surely counted number over f's domains (0 with fewer domains than
+// minDomains).
+func (f *spreadFam) minimum(lo map[string]int) int {
+	if len(f.all) < f.s.minDomains || len(f.all) == 0 {
+		return 0
+	}
+	m := math.MaxInt
+	for _, v := range f.all {
+		m = min(m, lo[v])
+	}
+	return m
+}
+
+func (f *spreadFam) why(counts map[string]int, what string) *blockInfo {
+	s := f.s
+	msg := fmt.Sprintf("topology spread on %s (maxSkew %d", s.term.key, s.maxSkew)
+	if s.minDomains > 0 {
+		msg += fmt.Sprintf(", minDomains %d", s.minDomains)
+	}
+	msg += fmt.Sprintf(") cannot take more %s: %s", what, fmtCounts(counts, f.all))
+	if len(f.all) < s.minDomains {
+		msg += fmt.Sprintf("; only %d domains, fewer than minDomains", len(f.all))
+	}
+	return &blockInfo{ReasonTopologySpread, msg}
+}
+
+// spreadMember is a group taking part in one split: the families it carries or counts for.
+type spreadMember struct {
+	g       *group
+	vals    []string // its domains, cheapest first
+	parts   []int
+	carries []*spreadFam
+	counted []*spreadFam
+	kinds   []countKind // per counted
+	left    int         // pods still to assign
+	block   *blockInfo
+}
+
+// splitSpreads pins the groups involved in the families check (all over one key each split
+// together) to domains, so that the final counts hold every carrier within maxSkew (see the
+// comment at the top). The carriers of active families are split, and the pods the selectors of
+// check count that are not yet pinned and ready(g) allows. assigned records the groups already
+// pinned by an earlier call, per key.
+func (p *problem) splitSpreads(active, check []*spreadFam, running []existingPod, assigned map[string]map[*group]bool, ready func(*group) bool) {
+	byKey := map[string][]*spreadFam{}
+	var keys []string
+	for _, f := range check {
+		k := f.s.term.key
+		if byKey[k] == nil {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], f)
+		if f.base == nil {
+			p.countDomains(f, running)
+		}
+	}
+	for _, key := range keys {
+		// A family whose matching pods cannot leave any domain more than maxSkew above
+		// another, wherever they go, needs no pins.
+		fams := slices.DeleteFunc(slices.Clone(byKey[key]), p.slack)
+		if assigned[key] == nil {
+			assigned[key] = map[*group]bool{}
+		}
+		done := assigned[key]
+		for _, f := range fams {
+			f.lo, f.hi, f.held = map[string]int{}, map[string]int{}, map[string]bool{}
+			for v, n := range f.base {
+				f.lo[v], f.hi[v] = n, n
+			}
+		}
+		var movers, carriers, free []*spreadMember
+		for _, g := range slices.Clone(p.groups) {
+			if g.blocked != nil {
+				continue
+			}
+			m := &spreadMember{g: g}
+			activeCarrier := false
+			for _, f := range fams {
+				if p.carries(g, f) {
+					m.carries = append(m.carries, f)
+					activeCarrier = activeCarrier || slices.Contains(active, f)
+				}
+				if k := p.counts(g, f); k != countNone {
+					m.counted = append(m.counted, f)
+					m.kinds = append(m.kinds, k)
+				}
+			}
+			if len(m.carries)+len(m.counted) == 0 {
+				continue
+			}
+			movable := !done[g] && (activeCarrier || (len(m.counted) > 0 && len(m.carries) == 0 && ready(g)))
+			if !movable {
+				// Fixed where an earlier split or another constraint pinned it; a group
+				// not pinned yet is counted when its turn comes.
+				v := pinnedTo(g, key)
+				if v != "" {
+					for i, f := range m.counted {
+						f.add(v, len(g.pods), m.kinds[i])
+					}
+				}
+				for _, f := range m.carries {
+					for _, v := range carrierDomains(g, f) {
+						f.held[v] = true
+					}
+				}
+				continue
+			}
+			m.vals = byPrice(p.domains(g, key))
+			if h := g.with; h != nil {
+				// It goes onto the nodes of the group it follows: into that group's
+				// domain, once that is known.
+				v := pinnedTo(h, key)
+				if v == "" || !slices.Contains(m.vals, v) {
+					continue
+				}
+				m.vals = []string{v}
+			}
+			m.parts = make([]int, len(m.vals))
+			m.left = len(g.pods)
+			switch {
+			case len(m.counted) == 0 && g.single == nil:
+				free = append(free, m)
+			case len(m.carries) > 0:
+				carriers = append(carriers, m)
+			default:
+				movers = append(movers, m)
+			}
+		}
+		// Pods that only count go first, each to its least filled domain.
+		for _, m := range movers {
+			for m.left > 0 {
+				if !p.assignOne(m) {
+					break
+				}
+			}
+		}
+		// Carriers, one pod at a time round the groups; a group whose pods share one node
+		// takes one domain for all of them.
+		for progress := true; progress; {
+			progress = false
+			for _, m := range carriers {
+				if m.left == 0 || m.block != nil {
+					continue
+				}
+				if p.assignOne(m) {
+					progress = true
+				}
+			}
+		}
+		// Carriers their selectors do not match (and that count for none of these) add
+		// nothing: they may go to every domain within maxSkew of the minimum as it ends.
+		for _, m := range free {
+			var ok []string
+			for i, v := range m.vals {
+				if m.fits(i, 0) {
+					ok = append(ok, v)
+				}
+			}
+			switch {
+			case len(ok) == 0:
+				m.g.blocked = m.blockReason()
+			case len(ok) < len(m.vals):
+				slices.Sort(ok)
+				p.pin(m.g, key, ok...)
+			}
+			for _, f := range m.carries {
+				for _, v := range ok {
+					f.held[v] = true
+				}
+			}
+			done[m.g] = true
+		}
+		for _, m := range slices.Concat(movers, carriers) {
+			if m.left > 0 && m.block == nil {
+				m.block = m.blockReason()
+			}
+			for _, sub := range p.splitInto(m.g, key, m.vals, m.parts, m.block) {
+				done[sub] = true
+			}
+			done[m.g] = true
+		}
+	}
+}
+
+func (f *spreadFam) add(v string, n int, k countKind) {
+	switch k {
+	case countSure:
+		f.lo[v] += n
+		f.hi[v] += n
+	case countMaybe:
+		f.hi[v] += n
+	}
+}
+
+// assignOne puts one more pod of m (or, for a group whose pods share a node, all it can) in the
+// least filled domain that keeps every constraint; it reports whether it could.
+func (p *problem) assignOne(m *spreadMember) bool {
+	n := 1
+	if m.g.single != nil {
+		if slices.ContainsFunc(m.parts, func(x int) bool { return x > 0 }) {
+			// Its domain is chosen: the others may only follow it there.
+			i := slices.IndexFunc(m.parts, func(x int) bool { return x > 0 })
+			if !m.fits(i, 1) {
+				m.block = m.blockReason()
+				return false
+			}
+			m.take(i, 1)
+			return true
+		}
+	}
+	best, bestScore := -1, math.MaxInt
+	for i := range m.vals {
+		if !m.fits(i, n) {
+			continue
+		}
+		score := 0
+		for _, f := range m.carries {
+			score += f.hi[m.vals[i]]
+		}
+		for _, f := range m.counted {
+			score += f.hi[m.vals[i]]
+		}
+		if score < bestScore {
+			best, bestScore = i, score
+		}
+	}
+	if best < 0 {
+		m.block = m.blockReason()
+		return false
+	}
+	m.take(best, n)
+	return true
+}
+
+// fits reports whether n more of m's pods may go to its i-th domain: every constraint m carries
+// holds there, and every constraint it counts for still holds for the carriers in that domain.
+func (m *spreadMember) fits(i, n int) bool {
+	v := m.vals[i]
+	for _, f := range m.carries {
+		add := 0
+		if ci := slices.Index(m.counted, f); ci >= 0 {
+			add = n
+		}
+		if !slices.Contains(f.all, v) {
+			return false
+		}
+		if f.hi[v]+add-f.minimum(f.lo) > f.s.maxSkew {
+			return false
+		}
+	}
+	for _, f := range m.counted {
+		if f.held[v] && !slices.Contains(m.carries, f) && f.hi[v]+n-f.minimum(f.lo) > f.s.maxSkew {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *spreadMember) take(i, n int) {
+	v := m.vals[i]
+	m.parts[i] += n
+	m.left -= n
+	for ci, f := range m.counted {
+		f.add(v, n, m.kinds[ci])
+	}
+	for _, f := range m.carries {
+		f.held[v] = true
+	}
+}
+
+func (m *spreadMember) blockReason() *blockInfo {
+	fams := m.carries
+	what := "pods"
+	if len(fams) == 0 {
+		fams, what = m.counted, "pods its selector matches"
+	}
+	if len(fams) == 0 {
+		return nil
+	}
+	return fams[0].why(fams[0].hi, what)
+}
+
+// recordSpreadParts lists, for the check after packing, every group pinned to a domain of each
+// family that carries it or counts for it.
+func (p *problem) recordSpreadParts(fams []*spreadFam) {
+	for _, f := range fams {
+		f.parts = f.parts[:0]
+		for _, g := range p.groups {
+			carrier := p.carries(g, f)
+			k := p.counts(g, f)
+			if !carrier && k == countNone {
+				continue
+			}
+			v := pinnedTo(g, f.s.term.key)
+			if v == "" && k == countNone {
+				for _, d := range carrierDomains(g, f) {
+					f.parts = append(f.parts, spreadPart{g: g, domain: d, carrier: true})
+				}
+				continue
+			}
+			if v == "" {
+				if k != countNone && g.blocked == nil {
+					// Not pinned (it could not be split): it may land anywhere, so it
+					// may count anywhere.
+					for _, d := range f.all {
+						f.parts = append(f.parts, spreadPart{g: g, domain: d, count: countMaybe})
+					}
+				}
+				continue
+			}
+			f.parts = append(f.parts, spreadPart{g: g, domain: v, carrier: carrier, count: k})
+		}
+		p.spreadFams = append(p.spreadFams, f)
+	}
+}
+
+// enforceSpread takes back carriers whose domain, as packed, is more than maxSkew above the
+// smallest count of f: pods of the domain's matching carriers one at a time, or, when none
+// match, its carriers altogether.
+func (p *problem) enforceSpread(f *spreadFam) {
+	for {
+		lo, hi := map[string]int{}, map[string]int{}
+		for _, v := range f.all {
+			lo[v], hi[v] = f.base[v], f.base[v]
+		}
+		held := map[string]bool{}
+		for _, part := range f.parts {
+			n := p.placed(part.g)
+			if n == 0 {
+				continue
+			}
+			switch part.count {
+			case countSure:
+				lo[part.domain] += n
+				hi[part.domain] += n
+			case countMaybe:
+				hi[part.domain] += n
+			}
+			if part.carrier {
+				held[part.domain] = true
+			}
+		}
+		m := f.minimum(lo)
+		worst, over := "", 0
+		for _, v := range slices.Sorted(maps.Keys(held)) {
+			if d := hi[v] - m - f.s.maxSkew; d > over {
+				worst, over = v, d
+			}
+		}
+		if worst == "" {
+			return
+		}
+		why := &blockInfo{ReasonTopologySpread, fmt.Sprintf("topology spread on %s (maxSkew %d): other domains could not take their share, so %s=%s cannot take more (%s)",
+			f.s.term.key, f.s.maxSkew, f.s.term.key, worst, fmtCounts(hi, f.all))}
+		took := false
+		for _, part := range slices.Backward(f.parts) {
+			if part.domain == worst && part.carrier && part.count != countNone && p.placed(part.g) > 0 {
+				p.unplace(part.g, 1)
+				part.g.blocked = why
+				took = true
+				break
+			}
+		}
+		if !took {
+			for _, part := range f.parts {
+				if part.domain == worst && part.carrier && p.placed(part.g) > 0 {
+					p.unplace(part.g, math.MaxInt)
+					part.g.blocked = why
+				}
+			}
+		}
+	}
+}
+
+// relaxedSpreadCap gives the bound's relaxed problem what a spread over zones (or any key but
+// the hostname) implies for every plan, without choosing a split: with n matching pods over Z
+// counted domains, a domain holding carriers holds at most M = ⌊(n + (Z−1)·maxSkew)/Z⌋ of them
+// (it holds at most min+maxSkew, and the other Z−1 at least min each), so no node holds more
+// carriers. n counts every running and pending pod the selector matches (pods that may not be
+// counted only raise M); Z counts the same domains the split does.
+func (p *problem) relaxedSpreadCap(f *spreadFam, running []existingPod) {
+	doms := map[string]bool{}
+	n := 0
+	var members []*group
+	for _, g := range p.groups {
+		if p.carries(g, f) {
+			members = append(members, g)
+			alts := g.nodeAlts
+			if !f.s.honorAffinity {
+				alts = []nodeplan.Requirements{{}}
+			}
+			for v := range p.domainsFor(g, alts, f.s.term.key, f.s.honorTaints, false, true) {
+				doms[v] = true
+			}
+		}
+		if f.s.term.matches(g.rep) {
+			n += len(g.pods)
+		}
+	}
+	for _, e := range running {
+		if f.s.term.matches(e.pod) {
+			n++
+		}
+	}
+	z := len(doms)
+	if z == 0 || f.s.maxSkew <= 0 {
+		return
+	}
+	m := (n + (z-1)*f.s.maxSkew) / z
+	if m >= n {
+		return // no cap below what the pods are anyway
+	}
+	c := &nodeCap{limit: int64(m)}
+	for _, g := range members {
+		if f.s.term.matches(g.rep) {
+			c.members = append(c.members, g)
+			g.caps = append(g.caps, c)
+		}
+	}
+}
+
+// carrierDomains are the domains of f a carrier g may be in: those its pins allow, or all.
+func carrierDomains(g *group, f *spreadFam) []string {
+	if v := pinnedTo(g, f.s.term.key); v != "" {
+		return []string{v}
+	}
+	var out []string
+	for _, d := range f.all {
+		for _, alt := range g.alts {
+			if r, ok := alt.Get(f.s.term.key); !ok || r.Accepts(d, true) {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// slack reports whether f holds wherever its pods go: all the pending pods it may count, added
+// to its fullest domain, keep that within maxSkew of its emptiest.
+func (p *problem) slack(f *spreadFam) bool {
+	n := 0
+	for _, g := range p.groups {
+		if g.blocked == nil && p.counts(g, f) != countNone {
+			n += len(g.pods)
+		}
+	}
+	hi := 0
+	for _, v := range f.all {
+		hi = max(hi, f.base[v])
+	}
+	return hi+n-f.minimum(f.base) <= f.s.maxSkew
+}
