@@ -80,6 +80,26 @@ func (s *ClusterNodePools) NodePools() ([]nodeplan.NodePool, error) {
 	return s.pools, nil
 }
 
+// Known returns the names of the NodePool objects in the cluster that are not being deleted,
+// valid or not, and false before the first read. The controller judges "the claim's pool is
+// gone" by these: an invalid edit leaves a pool out of [ClusterNodePools.NodePools] (nothing is
+// launched for it) but must not drain its nodes.
+func (s *ClusterNodePools) Known() ([]string, bool) {
+	s.mu.Lock()
+	synced := s.synced
+	s.mu.Unlock()
+	if !synced || s.poolInf == nil {
+		return nil, false
+	}
+	out := []string{}
+	for _, u := range listed(s.poolInf) {
+		if u.GetDeletionTimestamp() == nil {
+			out = append(out, u.GetName())
+		}
+	}
+	return out, true
+}
+
 // TemplateHash returns the pool's template hash as Karpenter v1.14 computes it (annotation
 // karpenter.sh/nodepool-hash, version v3), or "" for an unknown pool.
 func (s *ClusterNodePools) TemplateHash(pool string) string {

@@ -79,6 +79,9 @@ func TestClusterNodePools(t *testing.T) {
 	if classes["default"] == nil || len(classes) != 1 {
 		t.Errorf("classes = %v, want default", classes)
 	}
+	if known, ok := s.Known(); !ok || !cmp.Equal(known, []string{"bad", "default", "orphan"}) {
+		t.Errorf("Known() = %v, %v; want every NodePool object, valid or not", known, ok)
+	}
 	if s.UID("default") == "" {
 		t.Errorf("no UID for the default pool")
 	}
@@ -121,5 +124,35 @@ func TestClusterNodePools(t *testing.T) {
 	}
 	if c := objectConditions(t, d, controller.NodePoolGVR, "bad")["ValidationSucceeded"]; c != "True" {
 		t.Errorf("ValidationSucceeded after the fix = %q, want True", c)
+	}
+}
+
+// TestInvalidEditKeepsNodes: a NodePool edit the decoder refuses leaves the pool out of
+// provisioning, but its nodes are not those of a deleted pool: nothing is drained.
+func TestInvalidEditKeepsNodes(t *testing.T) {
+	h := newHarness(t)
+	// A second, valid pool: with none left the source is an error and nothing is judged.
+	lab := string(sim.NodePoolsYAML())
+	other := strings.Replace(lab[:strings.Index(lab, "\n---")], "name: default\nspec:", "name: other\nspec:", 1)
+	if err := sim.Apply(context.Background(), h.w.Dynamic, []byte(lab+"\n---\n"+other)); err != nil {
+		t.Fatal(err)
+	}
+	h.startOnCluster("a", func(c *controller.Controller) {
+		c.Timeouts.Collect = 30 * time.Second
+	})
+	h.deploy("inflate", 2, 0)
+	h.until(time.Minute, "2 pods running", func() bool { return h.running() == 2 })
+	h.editPool("default", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"nodes": "10%", "schedule": "0 25 * * *", "duration": "10m"}},
+			"spec", "disruption", "budgets")
+	})
+	h.until(10*time.Second, "ValidationSucceeded=False", func() bool {
+		return strings.HasPrefix(objectConditions(t, h.w.Dynamic, controller.NodePoolGVR, "default")["ValidationSucceeded"], "False")
+	})
+	if err := h.w.Advance(context.Background(), 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.logs.count("nodepool of nodeclaim is gone; draining its node"); n > 0 || len(h.instances()) != 1 || h.running() != 2 {
+		t.Errorf("after an invalid edit: %d drains, %d instances, %d pods running; want 0, 1, 2", n, len(h.instances()), h.running())
 	}
 }

@@ -493,9 +493,18 @@ func (c *Controller) podsOn(node string) []*corev1.Pod {
 	return out
 }
 
-// poolNames returns the NodePools' names, or nil when the source cannot say.
+// poolNames returns the NodePools' names, or nil when the source cannot say. A source that
+// knows NodePool objects beyond the valid ones ([ClusterNodePools.Known]) names those too: a
+// pool whose edit did not validate still exists, and its nodes are not those of a deleted
+// pool (Karpenter stops provisioning for it and leaves its nodes be).
 func (c *Controller) poolNames() []string {
 	pools, err := c.NodePools.NodePools()
+	if k, ok := c.NodePools.(interface{ Known() ([]string, bool) }); ok {
+		// None at all is judged as the source failing, as an empty list is everywhere.
+		if names, ok := k.Known(); ok && len(names) > 0 {
+			return names
+		}
+	}
 	if err != nil {
 		return nil
 	}
