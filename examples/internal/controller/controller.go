@@ -115,6 +115,8 @@ type Controller struct {
 	drifted   map[string]string    // claim name → "Reason: message" of its drift
 	// consolidatable holds the claims whose Consolidatable condition is True.
 	consolidatable map[string]bool
+	// staticReplacing maps a static pool's drifted claim to its replacement (static.go).
+	staticReplacing map[string]string
 	// interruptions are disruptive events received, by provider ID, until the claim is gone.
 	interruptions map[string]cloudprovider.Interruption
 	disruptNow    atomic.Bool       // an interruption wants a planning pass now
@@ -209,6 +211,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.busy = map[string]bool{}
 	c.drifted = map[string]string{}
 	c.consolidatable = map[string]bool{}
+	c.staticReplacing = map[string]string{}
 	c.interruptions = map[string]cloudprovider.Interruption{}
 	c.lastBlock = map[string]string{}
 	seed := c.Seed
@@ -327,6 +330,9 @@ func (c *Controller) Run(ctx context.Context) error {
 			c.batch.trigger(now)
 		}
 		c.provisionInBackground(ctx, now)
+		if due("static", staticInterval, now) {
+			c.staticPass(ctx)
+		}
 		if due("interruptions", orDefault(c.InterruptionInterval, 2*time.Second), now) {
 			c.pollInterruptions(ctx)
 		}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -110,7 +111,7 @@ func (c *Controller) disrupt(ctx context.Context) bool {
 			return
 		}
 		c.checkDrift(ctx, pools)
-		in := c.planInput(ctx, pools)
+		in := c.planInput(ctx, plannerPools(pools))
 		start := time.Now()
 		res, err := c.planner().Plan(ctx, in)
 		if c.Metrics != nil {
@@ -130,10 +131,28 @@ func (c *Controller) disrupt(ctx context.Context) bool {
 	return true
 }
 
+// plannerPools returns the pools as the planner must see them: static pools with
+// consolidateAfter Never, since they are never consolidated (their drift and scale are
+// static.go's).
+func plannerPools(pools []nodeplan.NodePool) []nodeplan.NodePool {
+	out := slices.Clone(pools)
+	for i := range out {
+		if isStatic(out[i]) {
+			out[i].Disruption.ConsolidateAfter = nodeplan.Never
+		}
+	}
+	return out
+}
+
 // explain records a DisruptionBlocked event on each node the planner would not touch, once
 // per distinct message, so `kubectl describe node` says why it stays.
 func (c *Controller) explain(blocked []disruption.Blocked) {
 	for _, b := range blocked {
+		if b.Code == disruption.CodeConsolidationDisabled {
+			if p, ok := c.pool(b.NodePool); ok && isStatic(p) {
+				continue // a static pool's nodes: never consolidated, by design
+			}
+		}
 		switch b.Code {
 		case disruption.CodeConsolidateAfter, disruption.CodeNotInitialized, disruption.CodeDisrupting,
 			disruption.CodeNotEvaluated, disruption.CodeOutranked:

@@ -35,6 +35,12 @@
 //     (AMIDrift naming the node's image and the class's current ones, SubnetDrift,
 //     SecurityGroupDrift, NodeClassDrift). Drifted nodes are replaced by the planner within the
 //     pools' Drifted budgets.
+//   - Static NodePools (spec.replicas): the pool holds exactly that many nodes whatever the
+//     pending pods (the solver never launches for it; its nodes are room for pods all the
+//     same), within limits.nodes; a lower count removes the surplus at once (unregistered
+//     claims first, then empty nodes, then the least busy, do-not-disrupt last); drifted nodes
+//     are replaced from the template, replacement first, within the pool's Drifted budget;
+//     never consolidated (no Consolidatable condition). See static.go.
 //   - EC2NodeClass status: with a provider that resolves node classes
 //     (cloudprovider.NodeClassResolver), each class's status carries the resolved subnets,
 //     security groups, AMIs (with their architecture requirement) and instance profile.

@@ -168,6 +168,13 @@ func (c *Controller) provision(ctx context.Context) {
 		c.log().Error("could not provision: nodepools unavailable", "pods", len(pending), "err", err)
 		return
 	}
+	// Static pools keep their replica count whatever the pods: the solver never launches
+	// for them (their nodes are still room pods may use).
+	pools = slices.DeleteFunc(slices.Clone(pools), isStatic)
+	if len(pools) == 0 {
+		c.log().Error("could not provision: every NodePool is static (spec.replicas)", "pods", len(pending))
+		return
+	}
 	// Volumes pin pods to zones (a bound volume's, a StorageClass's allowed topology); pods
 	// kube-scheduler will not place because of their volumes are reported, not solved.
 	vols := scheduling.ResolveVolumes(pending, s.volumes)
