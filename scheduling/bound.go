@@ -10,13 +10,13 @@ import "math"
 // there, and at most its free capacity times the best value per unit of each resource that
 // every such pod needs; the smaller of the two is subtracted.
 func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
-	cg := p.columnGeneration(counts, p.shapes)
+	cg := p.columnGeneration(counts, p.shapes, nil)
 	if p.in.Options.SkipLowerBound || p.noProof {
 		return 0, cg
 	}
 	total := max(p.minusBins(cg.lb, cg.values, counts), 0)
 	if w := p.limitPrices(cg, counts); w != nil {
-		total = max(total, p.limitedBound(counts, w))
+		total = max(total, p.limitedBound(counts, w, cg.columns))
 	}
 	return total, cg
 }
@@ -204,15 +204,16 @@ func (p *problem) limitUse(cg cgResult) [][]float64 {
 // room is how much of limited resource d new nodes of the pool may take.
 func (pl *pool) room(d int) float64 { return float64(max(pl.limit[d]-pl.used0[d], 0)) }
 
-// limitedBound proves the bound with the limits priced at w (see above).
-func (p *problem) limitedBound(counts []int64, w [][]float64) float64 {
+// limitedBound proves the bound with the limits priced at w (see above), starting from the
+// columns of the unpriced LP (seeds).
+func (p *problem) limitedBound(counts []int64, w [][]float64, seeds []pattern) float64 {
 	p.priceAdj = make([]float64, len(p.shapes))
 	for _, s := range p.shapes {
 		for d, x := range w[s.pool.idx] {
 			p.priceAdj[s.idx] += x * float64(s.capacity[d])
 		}
 	}
-	cg := p.columnGeneration(counts, p.shapes)
+	cg := p.columnGeneration(counts, p.shapes, seeds)
 	p.priceAdj = nil
 	total := cg.lb
 	for _, pl := range p.pools {

@@ -625,7 +625,13 @@ func (k *intKnapsack) dfs(s *shape, i int, value float64) bool {
 	if kmax > 0 && !k.p.canJoin(s, it.e, k.cur) {
 		kmax = 0
 	}
-	for c := kmax; c >= 0; c-- {
+	// The last item adds value and nothing after it needs its room: fewer copies than fit are
+	// never better.
+	low := int64(0)
+	if i == len(k.items)-1 {
+		low = kmax
+	}
+	for c := kmax; c >= low; c-- {
 		if c > 0 {
 			k.free.addScaled(g.req, -c)
 			k.cur = append(k.cur, placement{g: it.g, k: c})

@@ -50,7 +50,7 @@ func (p *problem) packNewNodes(pl *pool, global cgResult, counts []int64) {
 	cg := global
 	if !same {
 		// Pods went to existing room or to other pools: price this pool's part alone.
-		cg = p.columnGeneration(rem, pl.shapes)
+		cg = p.columnGeneration(rem, pl.shapes, global.columns)
 		p.setValues(cg.values)
 	}
 	for _, g := range p.groups {
