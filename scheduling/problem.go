@@ -13,6 +13,8 @@ import (
 
 // problem is one solve's working state, built from an Input and thrown away after.
 type problem struct {
+	// running indexes the running pods by label value for spread counting (runindex.go).
+	running *runningIndex
 	// candMemo caches claimCandidates by shape and groups.
 	candMemo map[string]*candidates
 	// base is the grouping of the pending pods before topology split any group.
@@ -222,14 +224,17 @@ func (p *problem) finishConflicts() {
 
 // selectorKeys returns the label keys some spread or affinity selector looks at: pods that
 // differ only in other labels are interchangeable.
+//
+// A bound pod's spread constraints are not read: kube-scheduler checks a spread constraint only
+// for the pod that carries it, when that pod is scheduled, so a bound pod's constraints never
+// constrain pending pods (its affinity terms do: required anti-affinity holds both ways). Left
+// out, they cost nothing where most bound pods carry one — a disruption simulation hands the
+// solver tens of thousands of them, once per simulation.
 func selectorKeys(in *Input) []string {
 	keys := map[string]bool{}
-	visit := func(p *corev1.Pod) {
-		for _, c := range p.Spec.TopologySpreadConstraints {
-			addLabelSelectorKeys(keys, c.LabelSelector)
-			for _, k := range c.MatchLabelKeys {
-				keys[k] = true
-			}
+	affinity := func(p *corev1.Pod) {
+		if p.Spec.Affinity == nil {
+			return
 		}
 		for _, t := range nodeplan.PodAffinityTerms(p) {
 			addLabelSelectorKeys(keys, t.LabelSelector)
@@ -242,11 +247,17 @@ func selectorKeys(in *Input) []string {
 		}
 	}
 	for _, p := range in.Pods {
-		visit(p)
+		for _, c := range p.Spec.TopologySpreadConstraints {
+			addLabelSelectorKeys(keys, c.LabelSelector)
+			for _, k := range c.MatchLabelKeys {
+				keys[k] = true
+			}
+		}
+		affinity(p)
 	}
 	for _, n := range in.Nodes {
 		for _, p := range n.Pods {
-			visit(p)
+			affinity(p)
 		}
 	}
 	out := make([]string, 0, len(keys))

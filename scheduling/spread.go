@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/nodeplan/nodeplan"
 )
 
@@ -148,26 +150,55 @@ func (p *problem) countDomains(f *spreadFam, running []existingPod) {
 	for v := range p.domainsFor(g, alts, s.term.key, s.honorTaints, false, true) {
 		f.base[v] = 0
 	}
-	for _, e := range running {
+	// domain is the node's domain when kube-scheduler counts the node for f's carriers: the
+	// nodes their node selection admits, whatever else (volumes, other constraints' pins)
+	// narrows where they may go. Decided once per node.
+	type counted struct {
+		v  string
+		ok bool
+	}
+	seen := map[*corev1.Node]counted{}
+	domain := func(e existingPod) (string, bool) {
+		if c, ok := seen[e.node]; ok {
+			return c.v, c.ok
+		}
 		v, ok := e.labels[s.term.key]
-		if !ok {
-			continue
+		if ok && s.honorAffinity && !anyAltMatches(g.nodeAlts, e.labels) {
+			ok = false
 		}
-		// kube-scheduler counts the nodes the pod's node selection admits, whatever else
-		// (volumes, other constraints' pins) narrows where it may go.
-		if s.honorAffinity && !anyAltMatches(g.nodeAlts, e.labels) {
-			continue
-		}
-		if s.honorTaints {
+		if ok && s.honorTaints {
 			if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, e.node.Spec.Taints); blocked {
-				continue
+				ok = false
 			}
 		}
-		// Every eligible node is a domain, whether or not the solve may use it (NoNewPods,
-		// cordoned): kube-scheduler's minimum is over all of them.
-		f.base[v] += 0
-		if s.term.matches(e.pod) {
+		seen[e.node] = counted{v, ok}
+		return v, ok
+	}
+	// Every eligible node with a running pod is a domain, whether or not the solve may use it
+	// (NoNewPods, cordoned): kube-scheduler's minimum is over all of them.
+	var last *corev1.Node
+	for _, e := range running {
+		if e.node == last {
+			continue
+		}
+		last = e.node
+		if v, ok := domain(e); ok {
+			f.base[v] += 0
+		}
+	}
+	// Then the running pods the selector matches, among those that may (runningCandidates).
+	count := func(e existingPod) {
+		if v, ok := domain(e); ok && s.term.matches(e.pod) {
 			f.base[v]++
+		}
+	}
+	if idx, all := p.runningCandidates(&s.term, running); all {
+		for _, e := range running {
+			count(e)
+		}
+	} else {
+		for _, i := range idx {
+			count(running[i])
 		}
 	}
 	f.all = make([]string, 0, len(f.base))
@@ -576,9 +607,17 @@ func (p *problem) relaxedSpreadCap(f *spreadFam, running []existingPod) {
 			n += len(g.pods)
 		}
 	}
-	for _, e := range running {
-		if f.s.term.matches(e.pod) {
-			n++
+	if idx, all := p.runningCandidates(&f.s.term, running); all {
+		for _, e := range running {
+			if f.s.term.matches(e.pod) {
+				n++
+			}
+		}
+	} else {
+		for _, i := range idx {
+			if f.s.term.matches(running[i].pod) {
+				n++
+			}
 		}
 	}
 	z := len(doms)
