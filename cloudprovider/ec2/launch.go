@@ -89,7 +89,16 @@ func (p *Provider) launchOptions(claim *nodeplan.NodeClaim, types []nodeplan.Ins
 		byName[types[i].Name] = &types[i]
 	}
 	var cands []*nodeplan.InstanceType
-	labelReqs := withoutKeys(claim.Requirements, nodeplan.LabelZone, nodeplan.LabelCapacityType)
+	// Zone and capacity type are the offerings' to meet; a requirement on a label the claim
+	// itself puts on the node (the pool's template labels, karpenter.sh/nodepool) is met by
+	// that label, not by the instance type, whose labels never carry it.
+	skip := []string{nodeplan.LabelZone, nodeplan.LabelCapacityType}
+	for k, v := range claim.Labels {
+		if r, ok := claim.Requirements.Get(k); ok && r.Accepts(v, true) {
+			skip = append(skip, k)
+		}
+	}
+	labelReqs := withoutKeys(claim.Requirements, skip...)
 	if len(claim.InstanceTypeOptions) == 0 {
 		for i := range types {
 			if _, fits := nodeplan.Fits(claim.Resources, types[i].Allocatable()); fits && labelReqs.Matches(types[i].Labels) {
