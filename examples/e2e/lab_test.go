@@ -22,11 +22,11 @@ import (
 // beside a pool that keeps launching; a controller restart between Launched and Registered.
 // The subtests build on each other and share one controller where they can.
 func TestInflateLab(t *testing.T) {
-	w := newWorld(t, "lab")
+	w := newWorld(t, "lab", "inflate-lab")
 	ctx := context.Background()
 	w.applyLab()
 	defer w.deleteLab(labPoolName, "other")
-	if err := w.deps.Create(ctx, labDeploymentOf(labDeployment, "my-team")); err != nil {
+	if err := w.deps.Create(ctx, w.labDeployment(labDeployment, "my-team")); err != nil {
 		t.Fatal(err)
 	}
 	w.createPDB(labDeployment, labPDBMinReady)
@@ -70,7 +70,7 @@ func TestInflateLab(t *testing.T) {
 			t.Errorf("node %s: providerID %q labels %v finalizers %v; want the claim's provider ID, eks-team=my-team and %s",
 				node.Name, node.Spec.ProviderID, node.Labels, node.Finalizers, controller.FinalizerTermination)
 		}
-		scheduled := w.scheduledBy(labNamespace)
+		scheduled := w.scheduledBy(w.ns)
 		for _, p := range w.pods(labDeployment) {
 			if p.Spec.NodeName != c.NodeName {
 				t.Errorf("pod %s on %q, want the claim's node %s", p.Name, p.Spec.NodeName, c.NodeName)

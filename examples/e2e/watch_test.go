@@ -150,9 +150,9 @@ func (w *world) recordDrain(app, claim, node, providerID string) (*drainRecord, 
 			// counts against the order.
 			inst, _ := w.instance(providerID)
 			running := inst.State == "running" || inst.State == "pending"
-			pods, err := w.client.CoreV1().Pods(labNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+			pods, err := w.client.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
 			n, nerr := w.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-			pdb, perr := w.client.PolicyV1().PodDisruptionBudgets(labNamespace).Get(ctx, app, metav1.GetOptions{})
+			pdb, perr := w.client.PolicyV1().PodDisruptionBudgets(w.ns).Get(ctx, app, metav1.GetOptions{})
 			nc, cerr := w.dyn.Resource(controller.NodeClaimGVR).Get(ctx, claim, metav1.GetOptions{})
 			r.mu.Lock()
 			if err == nil {

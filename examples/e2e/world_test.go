@@ -64,6 +64,8 @@ type world struct {
 	recorder     record.EventRecorder
 	logs         *logs
 	installation string
+	// ns is the namespace of the world's workloads, its own: the API server is shared.
+	ns string
 	classes      atomic.Pointer[map[string]*nodeplan.EC2NodeClass]
 }
 
@@ -72,7 +74,6 @@ type world struct {
 const (
 	worldCluster   = "e2e"
 	labDiscovery   = "sim"
-	labNamespace   = "karpenter-test"
 	labPoolName    = "default"
 	labClassName   = "default"
 	labDeployment  = "inflate"
@@ -93,10 +94,10 @@ func (p labPrices) Spot(it, zone string) (float64, bool) {
 }
 
 // newWorld builds a world for one test; everything it starts stops when the test ends.
-func newWorld(t *testing.T, installation string) *world {
+func newWorld(t *testing.T, installation, namespace string) *world {
 	t.Helper()
 	cp := startControlPlane(t)
-	w := &world{t: t, root: t, client: cp.Client, logs: &logs{}, installation: installation}
+	w := &world{t: t, root: t, client: cp.Client, logs: &logs{}, installation: installation, ns: namespace}
 	w.dyn = installCRDs(t, cp.Config)
 
 	// EC2: the endpoint with subnets and a security group tagged as the lab's class selects
@@ -247,11 +248,11 @@ func (w *world) applyLab() {
 	}
 }
 
-// labDeploymentOf is the lab's inflate Deployment (cpu 1, nodeSelector eks-team=my-team,
+// labDeployment is the lab's inflate Deployment (cpu 1, nodeSelector eks-team=my-team,
 // grace 0) at 0 replicas, under another name and team when asked.
-func labDeploymentOf(name, team string) *appsv1.Deployment {
+func (w *world) labDeployment(name, team string) *appsv1.Deployment {
 	d := inflate()
-	d.Name = name
+	d.Name, d.Namespace = name, w.ns
 	d.Spec.Selector.MatchLabels = map[string]string{"app": name}
 	d.Spec.Template.Labels = map[string]string{"app": name}
 	d.Spec.Template.Spec.NodeSelector = map[string]string{"eks-team": team}
@@ -260,7 +261,7 @@ func labDeploymentOf(name, team string) *appsv1.Deployment {
 
 func (w *world) scale(name string, n int) {
 	w.t.Helper()
-	if err := w.deps.Scale(context.Background(), labNamespace, name, n); err != nil {
+	if err := w.deps.Scale(context.Background(), w.ns, name, n); err != nil {
 		w.t.Fatal(err)
 	}
 }
@@ -268,7 +269,7 @@ func (w *world) scale(name string, n int) {
 // pods returns the live pods of a deployment (not being deleted, not finished).
 func (w *world) pods(app string) []corev1.Pod {
 	w.t.Helper()
-	list, err := w.client.CoreV1().Pods(labNamespace).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + app})
+	list, err := w.client.CoreV1().Pods(w.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + app})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -379,10 +380,10 @@ func (w *world) instance(providerID string) (ec2test.Instance, bool) {
 func (w *world) createPDB(app string, minAvailable int) {
 	w.t.Helper()
 	ma := intstr.FromInt32(int32(minAvailable))
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: labNamespace},
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: w.ns},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &ma,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}
-	if _, err := w.client.PolicyV1().PodDisruptionBudgets(labNamespace).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
+	if _, err := w.client.PolicyV1().PodDisruptionBudgets(w.ns).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
 		w.t.Fatal(err)
 	}
 }
@@ -394,7 +395,7 @@ func (w *world) cleanUp(apps ...string) {
 	w.t.Helper()
 	ctx := context.Background()
 	for _, a := range apps {
-		if err := w.deps.Scale(ctx, labNamespace, a, 0); err != nil {
+		if err := w.deps.Scale(ctx, w.ns, a, 0); err != nil {
 			w.t.Logf("clean-up: %v", err)
 		}
 	}
@@ -409,21 +410,21 @@ func (w *world) cleanUp(apps ...string) {
 	})
 }
 
-// deleteLab removes the lab's namespace and Karpenter objects once the test is done.
+// deleteLab removes the lab's Karpenter objects once the test is done. (The namespace stays: with
+// no namespace controller it could only go Terminating.)
 func (w *world) deleteLab(pools ...string) {
 	ctx := context.Background()
 	for _, p := range pools {
 		_ = w.dyn.Resource(controller.NodePoolGVR).Delete(ctx, p, metav1.DeleteOptions{})
 	}
 	_ = w.dyn.Resource(controller.EC2NodeClassGVR).Delete(ctx, labClassName, metav1.DeleteOptions{})
-	_ = w.client.CoreV1().Namespaces().Delete(ctx, labNamespace, metav1.DeleteOptions{})
 }
 
 // dump describes the pods, nodes, NodeClaims and instances, for failures.
 func (w *world) dump() string {
 	var b strings.Builder
 	ctx := context.Background()
-	pods, _ := w.client.CoreV1().Pods(labNamespace).List(ctx, metav1.ListOptions{})
+	pods, _ := w.client.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{})
 	for _, p := range pods.Items {
 		fmt.Fprintf(&b, "pod %s node=%q phase=%s deleting=%v\n", p.Name, p.Spec.NodeName, p.Status.Phase, p.DeletionTimestamp != nil)
 	}
