@@ -106,6 +106,10 @@ func TestInflateLab(t *testing.T) {
 		})
 	})
 
+	w.run("invalid NodePool edit: ValidationSucceeded=False with the field path, the other pool keeps launching", func(t *testing.T) {
+		w.invalidEdit(t)
+	})
+
 	w.run("restart between Launched and Registered: the claim registers, no duplicate, no orphan", func(t *testing.T) {
 		w.hold.Hold(true) // hold new nodes back: the claim stays launched, unregistered
 		before := map[string]bool{}
