@@ -125,8 +125,10 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 	prices.Logger = log
 	cluster := ec2.Cluster{Name: o.clusterName, Endpoint: joinURL, CABundle: ca, ServiceCIDR: o.serviceCIDR,
 		ClusterDNS: o.clusterDNS, KubernetesVersion: ver.Major + "." + strings.TrimSuffix(ver.Minor, "+")}
-	if o.kubeadmToken != "" {
-		cluster.Kubeadm = &ec2.KubeadmJoin{Token: o.kubeadmToken, CACertHashes: strings.Split(o.kubeadmCACertHash, ",")}
+	var tokens *controller.BootstrapTokens // kubeadm: a bootstrap token per launch
+	if o.kubeadmCACertHash != "" {
+		cluster.Kubeadm = &ec2.KubeadmJoin{CACertHashes: strings.Split(o.kubeadmCACertHash, ",")}
+		tokens = &controller.BootstrapTokens{}
 	}
 	popts := ec2.Options{
 		Installation: o.installation,
@@ -177,7 +179,7 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		defer health.SetLeading(false)
 		c := &controller.Controller{Health: health, Client: client, Dynamic: dyn, Provider: provider, NodePools: pools, Solve: scheduling.Solve,
 			Planner: planner, Logger: log, Recorder: recorder, Metrics: metrics, Installation: o.installation, Adopt: o.adopt,
-			CostModel: costModel, NodeOverlays: overlays}
+			CostModel: costModel, NodeOverlays: overlays, BootstrapTokens: tokens}
 		if err := c.Run(ctx); err != nil {
 			log.Error("controller stopped", "err", err)
 		}

@@ -144,9 +144,13 @@ var controllerCalls = []apiCall{
 	{"delete", "", "pods"}, {"create", "", "pods/eviction"}, // terminate.go
 	{"list", "", "nodes"}, {"watch", "", "nodes"}, {"get", "", "nodes"}, {"update", "", "nodes"}, {"delete", "", "nodes"},
 	{"list", "", "namespaces"}, {"watch", "", "namespaces"},
+	{"list", "", "persistentvolumeclaims"}, {"watch", "", "persistentvolumeclaims"},
+	{"list", "", "persistentvolumes"}, {"watch", "", "persistentvolumes"},
+	{"list", "storage.k8s.io", "storageclasses"}, {"watch", "storage.k8s.io", "storageclasses"},
+	{"list", "storage.k8s.io", "csinodes"}, {"watch", "storage.k8s.io", "csinodes"},
 	{"list", "policy", "poddisruptionbudgets"}, {"watch", "policy", "poddisruptionbudgets"},
 	{"list", "apps", "daemonsets"}, {"watch", "apps", "daemonsets"},
-	{"create", "", "events"}, {"patch", "", "events"}, {"create", "events.k8s.io", "events"}, {"patch", "events.k8s.io", "events"},
+	{"create", "", "events"}, {"patch", "", "events"},
 	{"get", "karpenter.sh", "nodeclaims"}, {"list", "karpenter.sh", "nodeclaims"}, {"watch", "karpenter.sh", "nodeclaims"},
 	{"create", "karpenter.sh", "nodeclaims"}, {"update", "karpenter.sh", "nodeclaims"}, {"delete", "karpenter.sh", "nodeclaims"},
 	{"update", "karpenter.sh", "nodeclaims/status"},
@@ -235,3 +239,61 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("%d queries, want the dashboard's panels", queries)
 	}
 }
+
+// TestREADMEMetricsTable: the README's table of Karpenter's series names exactly the series the
+// controller serves under Karpenter's names (KarpenterSeries), and each is registered.
+func TestREADMEMetricsTable(t *testing.T) {
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(raw), "### Metrics: Karpenter's names")
+	table, _, _ = strings.Cut(table, "\n## ")
+	// A row names full series (`karpenter_x`) and suffixes of the row's first series (`_y`).
+	named := map[string]bool{}
+	for _, row := range strings.Split(table, "\n") {
+		cells := strings.Split(row, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		first := cells[1]
+		if strings.Contains(cells[2], "not served") {
+			continue
+		}
+		base := ""
+		for _, m := range regexp.MustCompile("`(karpenter_[a-z_]+|_[a-z_]+)").FindAllStringSubmatch(first, -1) {
+			n := m[1]
+			if strings.HasPrefix(n, "karpenter_") {
+				base = n
+			} else if base != "" {
+				// a suffix replaces the last word(s) of the row's series: karpenter_nodes_total_pod_requests, `_total_pod_limits`
+				for i := len(base) - 1; i > 0; i-- {
+					if base[i] == '_' && hasSeries(base[:i]+n) {
+						n = base[:i] + n
+						break
+					}
+				}
+			}
+			named[n] = true
+		}
+	}
+	served := map[string]bool{}
+	for _, n := range controller.NewMetrics().Names() {
+		served[n] = true
+	}
+	for n := range controller.KarpenterSeries {
+		if !named[n] {
+			t.Errorf("README's metrics table does not list %s, which the controller serves", n)
+		}
+		if !served[n] {
+			t.Errorf("%s is in KarpenterSeries but not registered", n)
+		}
+	}
+	for n := range named {
+		if _, ok := controller.KarpenterSeries[n]; !ok {
+			t.Errorf("README's metrics table lists %s as served; the controller has no such series", n)
+		}
+	}
+}
+
+func hasSeries(n string) bool { _, ok := controller.KarpenterSeries[n]; return ok }

@@ -51,7 +51,6 @@ type options struct {
 	clusterName        string
 	serviceCIDR        string
 	clusterDNS         string
-	kubeadmToken       string
 	kubeadmCACertHash  string
 	interruptionQueue  string
 	costModel          string
@@ -84,8 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.clusterName, "cluster-name", "", "with --kubeconfig: cluster name, for discovery tags and instance tags")
 	fs.StringVar(&o.serviceCIDR, "service-cidr", "", "with --kubeconfig: the cluster's Service CIDR, for node bootstrap (AL2023)")
 	fs.StringVar(&o.clusterDNS, "cluster-dns", "", "with --kubeconfig: the cluster DNS Service IP, for node bootstrap")
-	fs.StringVar(&o.kubeadmToken, "kubeadm-token", "", "with --kubeconfig: a bootstrap token; nodes of Custom node classes then join with kubeadm")
-	fs.StringVar(&o.kubeadmCACertHash, "kubeadm-ca-cert-hash", "", "with --kubeadm-token: sha256:<hex> pins of the cluster CA, comma-separated")
+	fs.StringVar(&o.kubeadmCACertHash, "kubeadm-ca-cert-hash", "", "with a cluster: sha256:<hex> pins of the cluster CA, comma-separated; nodes of Custom node classes then join with kubeadm, each with a bootstrap token minted for its launch and deleted once it registers")
 	fs.StringVar(&o.interruptionQueue, "interruption-queue", "", "with --kubeconfig: URL of the SQS queue receiving EC2 interruption events")
 	fs.StringVar(&o.costModel, "cost-model", "", "with --kubeconfig: file of what you pay (pricing.CostModel YAML: discounts, Savings Plan and RI prices), applied to every catalog")
 	fs.StringVar(&o.nodeOverlays, "nodeoverlays", "", "with --kubeconfig: file of Karpenter NodeOverlays (karpenter.sh/v1alpha1) applied to every catalog after the cost model")

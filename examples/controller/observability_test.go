@@ -155,6 +155,12 @@ func TestInflateMetrics(t *testing.T) {
 		{"after", final, "karpenter_voluntary_disruption_decisions_total", map[string]string{"decision": "delete", "reason": "empty", "consolidation_type": "empty"}, eq(1), "1"},
 		{"after", final, "karpenter_voluntary_disruption_decisions_by_nodepool_total", map[string]string{"nodepool": "default", "decision": "delete", "reason": "empty", "consolidation_type": "empty"}, eq(1), "1"},
 		{"after", final, "karpenter_scheduler_scheduling_duration_seconds_count", map[string]string{"controller": "provisioner"}, ge(1), ">= 1"},
+		{"after", final, "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count", map[string]string{"reason": "all", "consolidation_type": "all"}, ge(1), ">= 1"},
+		{"after", final, "karpenter_cloudprovider_duration_seconds_count", map[string]string{"controller": "nodeplan", "method": "Create", "provider": "aws"}, eq(1), "1 (one launch)"},
+		{"after", final, "karpenter_cloudprovider_duration_seconds_count", map[string]string{"controller": "nodeplan", "method": "List", "provider": "aws"}, ge(1), ">= 1"},
+		{"after", final, "karpenter_cloudprovider_duration_seconds_count", map[string]string{"controller": "nodeplan", "method": "GetInstanceTypes", "provider": "aws"}, ge(1), ">= 1"},
+		// Delete answers NotFound once the instance is gone: the end of every removal.
+		{"after", final, "karpenter_cloudprovider_errors_total", map[string]string{"controller": "nodeplan", "method": "Delete", "provider": "aws", "error": "NodeClaimNotFoundError"}, ge(1), ">= 1"},
 		{"after", final, "karpenter_nodepools_limit", map[string]string{"nodepool": "default", "resource_type": "cpu"}, eq(100), "100 (spec.limits.cpu)"},
 		{"after", final, "karpenter_cluster_state_synced", nil, eq(1), "1"},
 		{"after", final, "karpenter_build_info", map[string]string{"goversion": "go.*", "goarch": ".+"}, eq(1), "1"},

@@ -67,6 +67,9 @@ type Controller struct {
 	Logger *slog.Logger
 	// Recorder records Kubernetes Events on pods and nodes; nil records none.
 	Recorder record.EventRecorder
+	// BootstrapTokens, when set, mints a kubeadm bootstrap token for each launch
+	// (NodeClaim.BootstrapToken) and deletes it once the node registers; see bootstrap.go.
+	BootstrapTokens *BootstrapTokens
 	// Metrics, when set, is updated as the controller works.
 	Metrics *Metrics
 	// Health, when set, learns when the caches have synced (for /readyz).
@@ -202,6 +205,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		return err
 	}
 	c.tracker.Timeouts = c.Timeouts
+	c.Provider = c.Metrics.InstrumentProvider(c.Provider) // metrics.go: karpenter_cloudprovider_* series
 	concurrency := c.LaunchConcurrency
 	if concurrency <= 0 {
 		concurrency = 8

@@ -24,6 +24,7 @@ const AnnotationTerminating = "nodeplan.io/terminating"
 // syncClaims advances the claim table against the Nodes and carries out what it asks.
 func (c *Controller) syncClaims(ctx context.Context, now time.Time) {
 	c.watchDeletions(ctx)
+	c.sweepBootstrapTokens(ctx, now) // bootstrap.go: tokens of registered, gone or expired claims
 	for _, a := range c.tracker.Sync(c.nodes(), now) {
 		cl := a.Claim
 		switch a.Kind {

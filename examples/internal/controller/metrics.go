@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider"
 	"github.com/nodeplan/nodeplan/disruption"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
@@ -216,7 +219,9 @@ func NewMetrics() *Metrics {
 	m.SolveDuration = m.schedulingDuration.WithLabelValues("provisioner")
 	plan := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "nodeplan_plan_duration_seconds", Help: "Time spent in the disruption planner.", Buckets: durationBuckets})
-	m.PlanDuration = plan
+	// The planner evaluates every disruption method in one pass: its time is also Karpenter's
+	// evaluation duration, under reason and consolidation_type "all".
+	m.PlanDuration = observers{plan, m.evaluationDuration.WithLabelValues("all", "all")}
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricBuildInfo,
 		Help: "Always 1, labelled with the build."}, KarpenterSeries[metricBuildInfo])
 	buildInfo.WithLabelValues(buildLabels()...).Set(1)
@@ -374,6 +379,153 @@ func (m *Metrics) CloudCall(method string, seconds float64, err error, errKind s
 	if err != nil {
 		m.cloudErrors.WithLabelValues("nodeplan", method, "aws", errKind).Inc()
 	}
+}
+
+// observers observes into each of several histograms.
+type observers []prometheus.Observer
+
+func (o observers) Observe(v float64) {
+	for _, h := range o {
+		h.Observe(v)
+	}
+}
+
+// cloudErrorKind is karpenter_cloudprovider_errors_total's error label: the well-known kind of
+// a provider error, or "" for any other.
+func cloudErrorKind(err error) string {
+	switch {
+	case cloudprovider.IsInsufficientCapacity(err):
+		return "InsufficientCapacityError"
+	case cloudprovider.IsNotFound(err):
+		return "NodeClaimNotFoundError"
+	case cloudprovider.IsNodeClassNotReady(err):
+		return "NodeClassNotReadyError"
+	}
+	return ""
+}
+
+// InstrumentProvider returns p with every call timed in karpenter_cloudprovider_duration_seconds
+// and every failure counted in karpenter_cloudprovider_errors_total, under Karpenter's method
+// names (Create, Delete, Get, List, GetInstanceTypes, IsDrifted), as Karpenter's metrics
+// decorator does. The optional interfaces p implements (InterruptionSource, Repairer,
+// NodeClassResolver) are kept, and no other.
+// On a nil *Metrics it returns p.
+func (m *Metrics) InstrumentProvider(p cloudprovider.Provider) cloudprovider.Provider {
+	if m == nil || p == nil {
+		return p
+	}
+	if _, done := p.(interface{ isInstrumented() }); done {
+		return p
+	}
+	base := instrumented{p: p, m: m}
+	src, interrupts := p.(cloudprovider.InterruptionSource)
+	rep, repairs := p.(cloudprovider.Repairer)
+	res, resolves := p.(cloudprovider.NodeClassResolver)
+	type (
+		is  = cloudprovider.InterruptionSource
+		rp  = cloudprovider.Repairer
+		ncr = cloudprovider.NodeClassResolver
+	)
+	// One type per combination: a type assertion on the result must succeed exactly when it
+	// does on p.
+	switch {
+	case interrupts && repairs && resolves:
+		return struct {
+			instrumented
+			is
+			rp
+			ncr
+		}{base, src, rep, res}
+	case interrupts && repairs:
+		return struct {
+			instrumented
+			is
+			rp
+		}{base, src, rep}
+	case interrupts && resolves:
+		return struct {
+			instrumented
+			is
+			ncr
+		}{base, src, res}
+	case repairs && resolves:
+		return struct {
+			instrumented
+			rp
+			ncr
+		}{base, rep, res}
+	case interrupts:
+		return struct {
+			instrumented
+			is
+		}{base, src}
+	case repairs:
+		return struct {
+			instrumented
+			rp
+		}{base, rep}
+	case resolves:
+		return struct {
+			instrumented
+			ncr
+		}{base, res}
+	}
+	return base
+}
+
+type instrumented struct {
+	p cloudprovider.Provider
+	m *Metrics
+}
+
+func (instrumented) isInstrumented() {}
+
+func (i instrumented) observe(method string, start time.Time, err error) {
+	i.m.CloudCall(method, time.Since(start).Seconds(), err, cloudErrorKind(err))
+}
+
+func (i instrumented) Create(ctx context.Context, claim *nodeplan.NodeClaim) (*nodeplan.NodeClaim, error) {
+	start := time.Now()
+	out, err := i.p.Create(ctx, claim)
+	i.observe("Create", start, err)
+	return out, err
+}
+
+func (i instrumented) Delete(ctx context.Context, providerID string) error {
+	start := time.Now()
+	err := i.p.Delete(ctx, providerID)
+	// NotFound is how Delete says "gone": the success a controller waits for. Karpenter's
+	// decorator counts it too, with the error NodeClaimNotFoundError.
+	i.observe("Delete", start, err)
+	return err
+}
+
+func (i instrumented) Get(ctx context.Context, providerID string) (*nodeplan.NodeClaim, error) {
+	start := time.Now()
+	out, err := i.p.Get(ctx, providerID)
+	i.observe("Get", start, err)
+	return out, err
+}
+
+func (i instrumented) List(ctx context.Context) ([]*nodeplan.NodeClaim, error) {
+	start := time.Now()
+	out, err := i.p.List(ctx)
+	i.observe("List", start, err)
+	return out, err
+}
+
+func (i instrumented) InstanceTypes(ctx context.Context, pool *nodeplan.NodePool) ([]nodeplan.InstanceType, error) {
+	start := time.Now()
+	out, err := i.p.InstanceTypes(ctx, pool)
+	i.observe("GetInstanceTypes", start, err)
+	return out, err
+}
+
+func (i instrumented) IsDrifted(ctx context.Context, claim *nodeplan.NodeClaim) (cloudprovider.DriftReason, error) {
+	start := time.Now()
+	out, err := i.p.IsDrifted(ctx, claim)
+	i.observe("IsDrifted", start, err)
+	return out, err
 }
 
 // stateCollector computes Karpenter's state gauges from the controller's caches at scrape time.

@@ -307,7 +307,7 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 		defer func() { <-c.launches }()
 		lctx, cancel := context.WithTimeout(ctx, c.Timeouts.launch())
 		defer cancel()
-		launched, err := c.Provider.Create(lctx, &claim)
+		launched, err := c.createWithToken(lctx, &claim) // Provider.Create, with the launch's bootstrap token (bootstrap.go)
 		if err != nil {
 			c.tracker.Forget(claim.Name)
 			// A failed Create leaves no instance (the provider's contract), so the object goes.
