@@ -57,35 +57,80 @@ func (p *problem) topologyReason(g *group) (PoolReason, bool) {
 	return PoolReason{}, false
 }
 
+// explainPool says why pool pl places none of the group's pods, checking in the order a
+// newcomer would: taints, the pool's own requirements, instance-type labels, room for one pod
+// net of DaemonSets, host ports, and offerings.
 func (p *problem) explainPool(g *group, pl *pool) (Reason, string) {
 	if t, blocked := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints); blocked {
 		return ReasonTaint, fmt.Sprintf("taint %s not tolerated", nodeplan.TaintString(t))
 	}
 	if p.poolOK[g.id][pl.idx] {
-		if p.minValuesHit[g.id] {
-			var mv []string
-			for _, r := range pl.minValues {
-				mv = append(mv, fmt.Sprintf("%s minValues %d", r.Key, r.MinValues))
+		return p.explainStopped(g, pl)
+	}
+	if r, msg, ok := poolRequirementsMiss(g, pl); ok {
+		return r, msg
+	}
+	labelOK, r, msg := typesMatchingLabels(g, pl)
+	if len(labelOK) == 0 {
+		return r, msg
+	}
+	// Resources, net of DaemonSets, on the types whose labels match.
+	shapes := map[string]*shape{}
+	for _, s := range pl.shapes {
+		shapes[s.it.Name] = s
+	}
+	cands := p.roomCandidates(labelOK, shapes)
+	var fitting []roomCand
+	for _, c := range cands {
+		if g.req.fitsIn(c.alloc) {
+			fitting = append(fitting, c)
+		}
+	}
+	if len(fitting) == 0 {
+		return p.explainNoRoom(g, cands)
+	}
+	// Host ports against the pool's DaemonSets.
+	for _, c := range fitting {
+		if s, ok := shapes[c.it.Name]; ok {
+			if hp, clash := portsConflict(g.ports, s.dsPorts); clash {
+				return ReasonHostPort, fmt.Sprintf("host port %d/%s is taken by a DaemonSet on the pool's nodes", hp.port, hp.proto)
 			}
-			return ReasonMinValues, fmt.Sprintf("too few instance types fit the pod to meet %s", strings.Join(mv, ", "))
 		}
-		return ReasonLimit, p.limitMessage(g, pl)
 	}
-	// Requirements the pool itself sets (its requirements, labels and name).
+	return p.explainOfferings(g, pl, fitting)
+}
+
+// explainStopped explains a pool the group fits but that placed none of its pods: minValues or
+// a limit.
+func (p *problem) explainStopped(g *group, pl *pool) (Reason, string) {
+	if p.minValuesHit[g.id] {
+		var mv []string
+		for _, r := range pl.minValues {
+			mv = append(mv, fmt.Sprintf("%s minValues %d", r.Key, r.MinValues))
+		}
+		return ReasonMinValues, fmt.Sprintf("too few instance types fit the pod to meet %s", strings.Join(mv, ", "))
+	}
+	return ReasonLimit, p.limitMessage(g, pl)
+}
+
+// poolRequirementsMiss reports (ok) when no alternative of the group's requirements is
+// compatible with what the pool itself sets (its requirements, labels and name).
+func poolRequirementsMiss(g *group, pl *pool) (Reason, string, bool) {
 	var reqErr error
-	poolOK := false
 	for _, alt := range g.alts {
-		if err := compatibleOnKeys(pl.desc, alt); err != nil {
-			reqErr = cmp.Or(reqErr, err)
-			continue
+		err := compatibleOnKeys(pl.desc, alt)
+		if err == nil {
+			return "", "", false
 		}
-		poolOK = true
+		reqErr = cmp.Or(reqErr, err)
 	}
-	if !poolOK {
-		return ReasonRequirements, reqErr.Error()
-	}
-	// Instance-type labels: of the pool's own types (those its requirements admit, e.g. an
-	// instance-type list), the ones the pod's requirements admit.
+	return ReasonRequirements, reqErr.Error(), true
+}
+
+// typesMatchingLabels returns, of the pool's own types (those its requirements admit, e.g. an
+// instance-type list), the ones the group's requirements admit; when there are none, the
+// reason and message why.
+func typesMatchingLabels(g *group, pl *pool) ([]*nodeplan.InstanceType, Reason, string) {
 	var own, labelOK []*nodeplan.InstanceType
 	var typeErr error
 	for _, it := range pl.types {
@@ -107,102 +152,96 @@ func (p *problem) explainPool(g *group, pl *pool) (Reason, string) {
 			break
 		}
 	}
-	if len(pl.types) == 0 {
-		return ReasonNoInstanceType, "the pool has no instance types"
-	}
-	if len(own) == 0 {
-		return ReasonNoInstanceType, fmt.Sprintf("the pool's requirements admit none of the %d instance types of its catalog", len(pl.types))
-	}
-	if len(labelOK) == 0 {
+	switch {
+	case len(pl.types) == 0:
+		return nil, ReasonNoInstanceType, "the pool has no instance types"
+	case len(own) == 0:
+		return nil, ReasonNoInstanceType, fmt.Sprintf("the pool's requirements admit none of the %d instance types of its catalog", len(pl.types))
+	case len(labelOK) == 0:
 		var ie *nodeplan.IncompatibleError
 		if errors.As(typeErr, &ie) {
-			return ReasonRequirements, fmt.Sprintf("no instance type matches %s (%s)", ie.Want, offeredValues(own, ie.Key))
+			return nil, ReasonRequirements, fmt.Sprintf("no instance type matches %s (%s)", ie.Want, offeredValues(own, ie.Key))
 		}
-		return ReasonRequirements, "no instance type matches the pod's requirements"
+		return nil, ReasonRequirements, "no instance type matches the pod's requirements"
 	}
-	// Resources, net of DaemonSets, on the types whose labels match.
-	shapes := map[string]*shape{}
-	for _, s := range pl.shapes {
-		shapes[s.it.Name] = s
-	}
-	type cand struct {
-		it    *nodeplan.InstanceType
-		alloc vec
-		ds    bool
-	}
-	var cands []cand
-	for _, it := range labelOK {
+	return labelOK, "", ""
+}
+
+// roomCand is an instance type whose labels admit the group, with its room for pods: net of
+// DaemonSets (ds) where the pool has a shape for it.
+type roomCand struct {
+	it    *nodeplan.InstanceType
+	alloc vec
+	ds    bool
+}
+
+func (p *problem) roomCandidates(types []*nodeplan.InstanceType, shapes map[string]*shape) []roomCand {
+	var cands []roomCand
+	for _, it := range types {
 		if s, ok := shapes[it.Name]; ok {
-			cands = append(cands, cand{it, s.alloc, !isZero(s.ds)})
+			cands = append(cands, roomCand{it, s.alloc, !isZero(s.ds)})
 		} else {
-			cands = append(cands, cand{it, p.dims.vec(it.Allocatable()), false})
+			cands = append(cands, roomCand{it, p.dims.vec(it.Allocatable()), false})
 		}
 	}
-	var fitting []cand
-	for _, c := range cands {
-		if g.req.fitsIn(c.alloc) {
-			fitting = append(fitting, c)
+	return cands
+}
+
+// explainNoRoom explains why no candidate has room for one pod: a single resource no type has
+// enough of, naming the largest; else the nearest miss.
+func (p *problem) explainNoRoom(g *group, cands []roomCand) (Reason, string) {
+	for d := range g.req {
+		if g.req[d] <= 0 {
+			continue
 		}
-	}
-	if len(fitting) == 0 {
-		// A single resource no type has enough of, naming the largest; else the nearest miss.
-		for d := range g.req {
-			if g.req[d] <= 0 {
-				continue
-			}
-			var largest cand
-			for _, c := range cands {
-				if largest.it == nil || c.alloc[d] > largest.alloc[d] {
-					largest = c
-				}
-			}
-			switch {
-			case largest.alloc[d] <= 0:
-				// An extended resource (pod-eni, a GPU) none of the types has at all.
-				names := map[string]bool{}
-				for _, c := range cands {
-					names[c.it.Name] = true
-				}
-				return ReasonNoInstanceType, fmt.Sprintf("no instance type of the pool has %s; the pod asks for %s (the pool's types: %s)",
-					p.dims.names[d], p.fmtDim(d, g.req[d]), joinKeys(names))
-			case largest.alloc[d] < g.req[d]:
-				return ReasonNoInstanceType, fmt.Sprintf("no instance type of the pool has %s %s allocatable (largest: %s, %s)",
-					p.fmtDim(d, g.req[d]), p.dims.names[d], largest.it.Name, p.fmtDim(d, largest.alloc[d]))
-			}
-		}
-		best, bestShort := cands[0], 1e300
+		var largest roomCand
 		for _, c := range cands {
-			short := 0.0
-			for d := range g.req {
-				if miss := g.req[d] - c.alloc[d]; miss > 0 {
-					short += float64(miss) / float64(g.req[d])
-				}
-			}
-			if short < bestShort {
-				best, bestShort = c, short
+			if largest.it == nil || c.alloc[d] > largest.alloc[d] {
+				largest = c
 			}
 		}
-		var more []string
+		switch {
+		case largest.alloc[d] <= 0:
+			// An extended resource (pod-eni, a GPU) none of the types has at all.
+			names := map[string]bool{}
+			for _, c := range cands {
+				names[c.it.Name] = true
+			}
+			return ReasonNoInstanceType, fmt.Sprintf("no instance type of the pool has %s; the pod asks for %s (the pool's types: %s)",
+				p.dims.names[d], p.fmtDim(d, g.req[d]), joinKeys(names))
+		case largest.alloc[d] < g.req[d]:
+			return ReasonNoInstanceType, fmt.Sprintf("no instance type of the pool has %s %s allocatable (largest: %s, %s)",
+				p.fmtDim(d, g.req[d]), p.dims.names[d], largest.it.Name, p.fmtDim(d, largest.alloc[d]))
+		}
+	}
+	best, bestShort := cands[0], 1e300
+	for _, c := range cands {
+		short := 0.0
 		for d := range g.req {
-			if miss := g.req[d] - best.alloc[d]; miss > 0 {
-				more = append(more, fmt.Sprintf("%s more %s", p.fmtDim(d, miss), p.dims.names[d]))
+			if miss := g.req[d] - c.alloc[d]; miss > 0 {
+				short += float64(miss) / float64(g.req[d])
 			}
 		}
-		note := ""
-		if best.ds {
-			note = " after DaemonSets"
-		}
-		return ReasonNoInstanceType, fmt.Sprintf("no instance type of the pool has room for the pod's requests%s; %s would fit with %s", note, best.it.Name, strings.Join(more, " and "))
-	}
-	// Host ports against the pool's DaemonSets.
-	for _, c := range fitting {
-		if s, ok := shapes[c.it.Name]; ok {
-			if hp, clash := portsConflict(g.ports, s.dsPorts); clash {
-				return ReasonHostPort, fmt.Sprintf("host port %d/%s is taken by a DaemonSet on the pool's nodes", hp.port, hp.proto)
-			}
+		if short < bestShort {
+			best, bestShort = c, short
 		}
 	}
-	// Offerings: zones and capacity types.
+	var more []string
+	for d := range g.req {
+		if miss := g.req[d] - best.alloc[d]; miss > 0 {
+			more = append(more, fmt.Sprintf("%s more %s", p.fmtDim(d, miss), p.dims.names[d]))
+		}
+	}
+	note := ""
+	if best.ds {
+		note = " after DaemonSets"
+	}
+	return ReasonNoInstanceType, fmt.Sprintf("no instance type of the pool has room for the pod's requests%s; %s would fit with %s", note, best.it.Name, strings.Join(more, " and "))
+}
+
+// explainOfferings explains why none of the fitting types has an offering the group accepts:
+// zones and capacity types.
+func (p *problem) explainOfferings(g *group, pl *pool, fitting []roomCand) (Reason, string) {
 	zones, cts := map[string]bool{}, map[string]bool{}
 	for _, c := range fitting {
 		for _, o := range c.it.Offerings {
@@ -214,11 +253,10 @@ func (p *problem) explainPool(g *group, pl *pool) (Reason, string) {
 	}
 	alt := g.alts[0]
 	if z, ok := alt.Get(nodeplan.LabelZone); ok && !anyAccepted(z, zones) {
-		what := "pod requires it"
 		if g.rep != nil && p.in.VolumeZones[g.keys[0]] != nil {
 			return ReasonVolumeZone, fmt.Sprintf("no offering in %s (the pod's volumes require it; pool offers %s)", z, joinKeys(zones))
 		}
-		return ReasonNoOffering, fmt.Sprintf("no offering in %s (%s; pool offers %s)", z, what, joinKeys(zones))
+		return ReasonNoOffering, fmt.Sprintf("no offering in %s (pod requires it; pool offers %s)", z, joinKeys(zones))
 	}
 	if c, ok := alt.Get(nodeplan.LabelCapacityType); ok && !anyAccepted(c, cts) {
 		return ReasonNoOffering, fmt.Sprintf("no offering with %s (pool offers %s)", c, joinKeys(cts))

@@ -150,14 +150,26 @@ func (p *problem) countDomains(f *spreadFam, running []existingPod) {
 	for v := range p.domainsFor(g, alts, s.term.key, s.honorTaints, false, true) {
 		f.base[v] = 0
 	}
-	// domain is the node's domain when kube-scheduler counts the node for f's carriers: the
-	// nodes their node selection admits, whatever else (volumes, other constraints' pins)
-	// narrows where they may go. Decided once per node.
+	p.countRunning(f, running)
+	f.all = make([]string, 0, len(f.base))
+	for v := range f.base {
+		f.all = append(f.all, v)
+	}
+	slices.Sort(f.all)
+}
+
+// countRunning adds to f.base the domain of every node with a running pod that kube-scheduler
+// counts for f's carriers — the nodes their node selection admits, whatever else (volumes,
+// other constraints' pins) narrows where they may go; whether or not the solve may use it
+// (NoNewPods, cordoned), since kube-scheduler's minimum is over all of them — and counts there
+// the running pods the selector matches, among those runningCandidates leaves.
+func (p *problem) countRunning(f *spreadFam, running []existingPod) {
+	g, s := f.rep, f.s
 	type counted struct {
 		v  string
 		ok bool
 	}
-	seen := map[*corev1.Node]counted{}
+	seen := map[*corev1.Node]counted{} // decided once per node
 	domain := func(e existingPod) (string, bool) {
 		if c, ok := seen[e.node]; ok {
 			return c.v, c.ok
@@ -174,19 +186,15 @@ func (p *problem) countDomains(f *spreadFam, running []existingPod) {
 		seen[e.node] = counted{v, ok}
 		return v, ok
 	}
-	// Every eligible node with a running pod is a domain, whether or not the solve may use it
-	// (NoNewPods, cordoned): kube-scheduler's minimum is over all of them.
 	var last *corev1.Node
 	for _, e := range running {
-		if e.node == last {
-			continue
-		}
-		last = e.node
-		if v, ok := domain(e); ok {
-			f.base[v] += 0
+		if e.node != last {
+			last = e.node
+			if v, ok := domain(e); ok {
+				f.base[v] += 0
+			}
 		}
 	}
-	// Then the running pods the selector matches, among those that may (runningCandidates).
 	count := func(e existingPod) {
 		if v, ok := domain(e); ok && s.term.matches(e.pod) {
 			f.base[v]++
@@ -201,11 +209,6 @@ func (p *problem) countDomains(f *spreadFam, running []existingPod) {
 			count(running[i])
 		}
 	}
-	f.all = make([]string, 0, len(f.base))
-	for v := range f.base {
-		f.all = append(f.all, v)
-	}
-	slices.Sort(f.all)
 }
 
 // minimum is the smallest surely counted number over f's domains (0 with fewer domains than
