@@ -128,21 +128,31 @@ type groupKeyer struct {
 // sorted); its affinity and spread constraints; and its volume zones. Fields are
 // length-prefixed, so distinct facts never encode alike. The result is valid until the next call.
 func (k *groupKeyer) key(p *corev1.Pod, selectorKeys []string, vz []string, taints []corev1.Taint) []byte {
-	b := k.buf[:0]
-	str := func(s string) {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	str(p.Namespace)
+	b := appendStr(k.buf[:0], p.Namespace)
 	for _, key := range selectorKeys {
 		if v, ok := p.Labels[key]; ok {
-			b = append(b, 1)
-			str(v)
+			b = appendStr(append(b, 1), v)
 		} else {
 			b = append(b, 0)
 		}
 	}
+	b = k.appendRequests(b, p)
+	b = appendPlacement(b, p, taints)
+	b = appendPortsAndVolumes(b, p, vz)
+	b = append(b, 'A')
+	b = appendTopologyEncoding(b, p)
+	k.buf = b
+	return b
+}
 
+// appendStr encodes s, length first.
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendRequests encodes what decides the pod's requests.
+func (k *groupKeyer) appendRequests(b []byte, p *corev1.Pod) []byte {
 	if len(p.Spec.InitContainers) == 0 && len(p.Spec.Overhead) == 0 && p.Spec.Resources == nil && nodeplan.StatusRequestsMatchSpec(p) {
 		// Most pods: the requests follow from the containers' requests (and limits standing in
 		// for missing ones) alone; encoding those is exact and saves building the sum. Pods
@@ -154,18 +164,21 @@ func (k *groupKeyer) key(p *corev1.Pod, selectorKeys []string, vz []string, tain
 			b = k.appendList(b, r.Requests, nil)
 			b = k.appendList(b, r.Limits, r.Requests)
 		}
-	} else {
-		b = append(b, 'R')
-		b = k.appendList(b, nodeplan.PodRequests(p), nil)
+		return b
 	}
+	b = append(b, 'R')
+	return k.appendList(b, nodeplan.PodRequests(p), nil)
+}
 
+// appendPlacement encodes the pod's nodeSelector, its tolerations as what they tolerate and its
+// priority.
+func appendPlacement(b []byte, p *corev1.Pod, taints []corev1.Taint) []byte {
 	b = append(b, 'N')
 	b = binary.AppendUvarint(b, uint64(len(p.Spec.NodeSelector)))
 	for _, key := range slices.Sorted(maps.Keys(p.Spec.NodeSelector)) {
-		str(key)
-		str(p.Spec.NodeSelector[key])
+		b = appendStr(b, key)
+		b = appendStr(b, p.Spec.NodeSelector[key])
 	}
-
 	// Tolerations by what they tolerate among the taints the input can show a pod: the
 	// not-ready and unreachable NoExecute tolerations every API-server pod carries tolerate
 	// nothing here unless some node or pool has such a taint.
@@ -177,23 +190,24 @@ func (k *groupKeyer) key(p *corev1.Pod, selectorKeys []string, vz []string, tain
 			b = append(b, 0)
 		}
 	}
-
 	b = append(b, 'P')
 	var prio int32
 	if p.Spec.Priority != nil {
 		prio = *p.Spec.Priority
 	}
-	b = binary.BigEndian.AppendUint32(b, uint32(prio))
+	return binary.BigEndian.AppendUint32(b, uint32(prio))
+}
 
+// appendPortsAndVolumes encodes the pod's host ports and its volumes' zones.
+func appendPortsAndVolumes(b []byte, p *corev1.Pod, vz []string) []byte {
 	b = append(b, 'H')
 	ports := podHostPorts(p)
 	b = binary.AppendUvarint(b, uint64(len(ports)))
 	for _, hp := range ports {
-		str(hp.ip)
+		b = appendStr(b, hp.ip)
 		b = binary.BigEndian.AppendUint32(b, uint32(hp.port))
-		str(string(hp.proto))
+		b = appendStr(b, string(hp.proto))
 	}
-
 	b = append(b, 'V')
 	b = binary.AppendUvarint(b, uint64(len(vz)))
 	if vz == nil {
@@ -202,12 +216,8 @@ func (k *groupKeyer) key(p *corev1.Pod, selectorKeys []string, vz []string, tain
 		b = append(b, 1)
 	}
 	for _, z := range vz {
-		str(z)
+		b = appendStr(b, z)
 	}
-
-	b = append(b, 'A')
-	b = appendTopologyEncoding(b, p)
-	k.buf = b
 	return b
 }
 
