@@ -160,6 +160,12 @@ func volumeZones(pod *corev1.Pod, vol corev1.Volume, claims map[string]*corev1.P
 	if className != nil {
 		name = *className
 	}
+	return classZones(ref, name, classes)
+}
+
+// classZones returns the zones an unbound claim (ref) of StorageClass name may get a volume in:
+// its class's allowed topologies, when it waits for its first consumer.
+func classZones(ref, name string, classes map[string]*storagev1.StorageClass) (zones []string, any bool, problem string) {
 	if name == "" {
 		return nil, false, ref + " is unbound and names no StorageClass (and none is the default)"
 	}
