@@ -3,6 +3,24 @@
 // cloud and simulated kubelets registering Nodes for its instances. It has no code outside its
 // tests and the controlplane package.
 //
+// # Scenarios
+//
+//   - TestEndToEnd: the in-memory cloud, NodePools from a list: launch, consolidation, spot
+//     interruption, ICE fallback, a restart mid-launch, leader election.
+//   - The "world" tests (world_test.go) run the controller as `controller --kubeconfig` does:
+//     Karpenter's CRDs installed, NodePools and EC2NodeClasses read from the API server, the
+//     EC2 provider on the real AWS SDK against an ec2test endpoint, kube-controller-manager's
+//     PodDisruptionBudget controller keeping PDB status, simulated kubelets registering Nodes.
+//     TestInflateLab (the seeds' lab applied unchanged, scaled 0 → 5 and watched through
+//     Launched, Registered, Initialized, Ready; `delete node` and `delete nodeclaim` drained
+//     under a PDB before the instance goes; an invalid NodePool edit; a restart between
+//     Launched and Registered), TestNodePoolFeatures (a static pool; a template edit drifting
+//     the pool's nodes under a budget), TestAdoptKarpenterCluster (nodes made as Karpenter makes
+//     them, taken over with Adopt).
+//
+// Each world has its own namespace and installation name, and cleans up after itself (every
+// Node, NodeClaim and instance gone), so the tests share one control plane one after another.
+//
 // # Why in-process
 //
 // The control plane is compiled as part of the test binary, by `go test`'s build step, which no

@@ -65,8 +65,8 @@ type world struct {
 	logs         *logs
 	installation string
 	// ns is the namespace of the world's workloads, its own: the API server is shared.
-	ns string
-	classes      atomic.Pointer[map[string]*nodeplan.EC2NodeClass]
+	ns      string
+	classes atomic.Pointer[map[string]*nodeplan.EC2NodeClass]
 }
 
 // The EC2 cluster of the worlds, and the tag value the inflate lab's EC2NodeClass selects its
@@ -223,14 +223,22 @@ func (w *world) background(f func(context.Context)) func() {
 // controller runs nodeplan's controller on the cluster's NodePools and EC2NodeClasses until the
 // returned stop is called (or the test ends). adopt is the --adopt flag.
 func (w *world) controller(name string, adopt bool) func() {
+	return w.controllerWith(name, func(c *controller.Controller) { c.Adopt = adopt })
+}
+
+// controllerWith is controller with the configuration changed by configure.
+func (w *world) controllerWith(name string, configure func(*controller.Controller)) func() {
 	log := slog.New(slog.NewTextHandler(w.logs, nil)).With("replica", name)
 	pools := &controller.ClusterNodePools{Dynamic: w.dyn, Logger: log, Recorder: w.recorder,
 		OnClasses: func(m map[string]*nodeplan.EC2NodeClass) { w.classes.Store(&m) }}
 	c := &controller.Controller{
 		Client: w.client, Dynamic: w.dyn, Provider: w.provider, NodePools: pools, Solve: scheduling.Solve,
-		Installation: w.installation, Adopt: adopt, Logger: log, Recorder: w.recorder,
+		Installation: w.installation, Logger: log, Recorder: w.recorder,
 		DisruptionInterval: 2 * time.Second, InterruptionInterval: time.Second, ReconcileInterval: 5 * time.Second,
 		EvictionRetry: time.Second, Timeouts: controller.Timeouts{Collect: 10 * time.Second},
+	}
+	if configure != nil {
+		configure(c)
 	}
 	t := w.t
 	return w.background(func(ctx context.Context) {
