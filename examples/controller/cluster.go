@@ -179,7 +179,7 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		defer health.SetLeading(false)
 		c := &controller.Controller{Health: health, Client: client, Dynamic: dyn, Provider: provider, NodePools: pools, Solve: scheduling.Solve,
 			Planner: planner, Logger: log, Recorder: recorder, Metrics: metrics, Installation: o.installation, Adopt: o.adopt,
-			CostModel: costModel, NodeOverlays: overlays, BootstrapTokens: tokens}
+			CostModel: costModel, NodeOverlays: overlays, BootstrapTokens: tokens, CapacityBuffers: o.capacityBuffers}
 		if err := c.Run(ctx); err != nil {
 			log.Error("controller stopped", "err", err)
 		}

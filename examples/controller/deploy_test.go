@@ -160,6 +160,12 @@ var controllerCalls = []apiCall{
 	{"get", "karpenter.k8s.aws", "ec2nodeclasses"}, // nodeclassstatus.go reads before writing status
 	{"list", "karpenter.k8s.aws", "ec2nodeclasses"}, {"watch", "karpenter.k8s.aws", "ec2nodeclasses"},
 	{"update", "karpenter.k8s.aws", "ec2nodeclasses/status"},
+	// With --capacity-buffers (buffers.go).
+	{"get", "autoscaling.x-k8s.io", "capacitybuffers"}, {"list", "autoscaling.x-k8s.io", "capacitybuffers"},
+	{"watch", "autoscaling.x-k8s.io", "capacitybuffers"}, {"update", "autoscaling.x-k8s.io", "capacitybuffers/status"},
+	{"list", "", "podtemplates"}, {"watch", "", "podtemplates"},
+	{"list", "apps", "deployments"}, {"watch", "apps", "deployments"}, {"list", "apps", "replicasets"},
+	{"watch", "apps", "replicasets"}, {"list", "apps", "statefulsets"}, {"watch", "apps", "statefulsets"},
 }
 
 func TestRBAC(t *testing.T) {

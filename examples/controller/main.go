@@ -57,6 +57,7 @@ type options struct {
 	nodeOverlays       string
 	installation       string
 	adopt              bool
+	capacityBuffers    bool
 	printCRDs          bool
 	settings
 }
@@ -89,7 +90,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.nodeOverlays, "nodeoverlays", "", "with --kubeconfig: file of Karpenter NodeOverlays (karpenter.sh/v1alpha1) applied to every catalog after the cost model")
 	fs.StringVar(&o.installation, "installation", "nodeplan", "with --kubeconfig: this installation's name on its NodeClaims (annotation nodeplan.io/installation); it acts only on those")
 	fs.BoolVar(&o.adopt, "adopt", false, "with --kubeconfig: take over NodeClaims of another installation (a Karpenter controller being replaced) and their Nodes and instances")
-	fs.BoolVar(&o.printCRDs, "print-crds", false, "print Karpenter's CRDs (NodePool, NodeClaim, EC2NodeClass, NodeOverlay) as YAML for kubectl apply, and exit")
+	fs.BoolVar(&o.capacityBuffers, "capacity-buffers", false, "with --kubeconfig: keep the spare room of autoscaling.x-k8s.io CapacityBuffers (Karpenter's CapacityBuffer gate; the CRD must be installed)")
+	fs.BoolVar(&o.printCRDs, "print-crds", false, "print Karpenter's CRDs (NodePool, NodeClaim, EC2NodeClass, NodeOverlay, CapacityBuffer) as YAML for kubectl apply, and exit")
 	o.settings.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -79,6 +79,9 @@ type Controller struct {
 	// Zero values change nothing.
 	CostModel    *pricing.CostModel
 	NodeOverlays []nodeplan.NodeOverlay
+	// CapacityBuffers watches autoscaling.x-k8s.io/v1beta1 CapacityBuffers (their CRD must be
+	// installed; [CRDs] includes it) and keeps their slots as spare room (buffers.go).
+	CapacityBuffers bool
 
 	// Timeouts bound launch, registration and the life of unattributed instances.
 	Timeouts Timeouts
@@ -133,6 +136,8 @@ type Controller struct {
 	nsLister   cache.Indexer
 	// claimLister caches the NodeClaim objects.
 	claimLister cache.Indexer
+	// buffers are the CapacityBuffer caches; nil unless CapacityBuffers.
+	buffers *bufferInformers
 	// The storage the solver's volume topology needs.
 	pvcLister, pvLister, scLister, csiNodeLister cache.Indexer
 }
@@ -267,6 +272,15 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	dfactory := dynamicinformer.NewDynamicSharedInformerFactory(c.Dynamic, 0)
 	c.claimLister = dfactory.ForResource(NodeClaimGVR).Informer().GetIndexer()
+	if c.CapacityBuffers {
+		c.buffers = &bufferInformers{
+			buffers:      dfactory.ForResource(CapacityBufferGVR).Informer().GetIndexer(),
+			podTemplates: factory.Core().V1().PodTemplates().Informer().GetIndexer(),
+			deployments:  factory.Apps().V1().Deployments().Informer().GetIndexer(),
+			replicaSets:  factory.Apps().V1().ReplicaSets().Informer().GetIndexer(),
+			statefulSets: factory.Apps().V1().StatefulSets().Informer().GetIndexer(),
+		}
+	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	dfactory.Start(ctx.Done())
@@ -336,6 +350,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.provisionInBackground(ctx, now)
 		if due("static", staticInterval, now) {
 			c.staticPass(ctx)
+		}
+		if due("buffers", bufferInterval, now) {
+			c.buffersPass(ctx, now)
 		}
 		if due("interruptions", orDefault(c.InterruptionInterval, 2*time.Second), now) {
 			c.pollInterruptions(ctx)

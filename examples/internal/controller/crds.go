@@ -4,6 +4,7 @@ import (
 	awsapis "github.com/aws/karpenter-provider-aws/pkg/apis"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	coreapis "sigs.k8s.io/karpenter/pkg/apis"
 )
 
 // The Karpenter objects the controller reads and writes, as a dynamic client addresses them.
@@ -17,9 +18,10 @@ var (
 // (k8s.io/client-go/dynamic/fake.NewSimpleDynamicClientWithCustomListKinds).
 func ListKinds() map[schema.GroupVersionResource]string {
 	return map[schema.GroupVersionResource]string{
-		NodeClaimGVR:    "NodeClaimList",
-		NodePoolGVR:     "NodePoolList",
-		EC2NodeClassGVR: "EC2NodeClassList",
+		NodeClaimGVR:      "NodeClaimList",
+		NodePoolGVR:       "NodePoolList",
+		EC2NodeClassGVR:   "EC2NodeClassList",
+		CapacityBufferGVR: "CapacityBufferList",
 	}
 }
 
@@ -27,11 +29,19 @@ func ListKinds() map[schema.GroupVersionResource]string {
 // NodePool and NodeOverlay, as its AWS provider module embeds them (the AWS flavour of the
 // karpenter.sh CRDs, with the karpenter.k8s.aws label rules): same groups, versions, schemas,
 // CEL rules and printer columns, so manifests written for Karpenter apply unchanged and a
-// cluster that ran Karpenter already has them. Each call returns fresh copies.
+// cluster that ran Karpenter already has them. Then the autoscaling.x-k8s.io CapacityBuffer
+// CRD, as Karpenter v1.14.1 ships it (its karpenter-crd chart; embedded by
+// sigs.k8s.io/karpenter/pkg/apis, the AWS module does not embed it). Each call returns fresh
+// copies.
 func CRDs() []*apiextensionsv1.CustomResourceDefinition {
-	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(awsapis.CRDs))
+	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(awsapis.CRDs)+1)
 	for _, crd := range awsapis.CRDs {
 		out = append(out, crd.DeepCopy())
+	}
+	for _, crd := range coreapis.CRDs {
+		if crd.Spec.Group == CapacityBufferGVR.Group {
+			out = append(out, crd.DeepCopy())
+		}
 	}
 	return out
 }
@@ -39,7 +49,7 @@ func CRDs() []*apiextensionsv1.CustomResourceDefinition {
 // CRDYAML returns the same CRDs as YAML documents, for `kubectl apply -f -`.
 func CRDYAML() []byte {
 	var out []byte
-	for i, b := range [][]byte{awsapis.EC2NodeClassCRD, awsapis.NodeClaimCRD, awsapis.NodePoolCRD, awsapis.NodeOverlayCRD} {
+	for i, b := range [][]byte{awsapis.EC2NodeClassCRD, awsapis.NodeClaimCRD, awsapis.NodePoolCRD, awsapis.NodeOverlayCRD, coreapis.CapacityBufferCRD} {
 		if i > 0 {
 			out = append(out, "---\n"...)
 		}

@@ -37,6 +37,9 @@ func (c *Controller) planInput(ctx context.Context, pools []nodeplan.NodePool) d
 			in.Pending = append(in.Pending, p)
 		}
 	}
+	// Buffer slots are pending pods to the planner: the room they would take is kept, and the
+	// nodes holding it are not consolidated.
+	in.Pending = append(in.Pending, c.bufferPods()...)
 	claims := map[string]*Claim{}
 	live := map[string]bool{}
 	for _, cl := range c.tracker.List() {

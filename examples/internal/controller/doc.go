@@ -41,6 +41,11 @@
 //     claims first, then empty nodes, then the least busy, do-not-disrupt last); drifted nodes
 //     are replaced from the template, replacement first, within the pool's Drifted budget;
 //     never consolidated (no Consolidatable condition). See static.go.
+//   - CapacityBuffers (with CapacityBuffers set): each autoscaling.x-k8s.io/v1beta1
+//     CapacityBuffer's slots (a PodTemplate's or a workload's pod template times replicas, a
+//     percentage of the workload, capped by limits) are virtual pods added to every solve and
+//     to the planner's pending pods: room is launched or kept for them, nothing binds to them,
+//     and real pods take that room first. See buffers.go.
 //   - EC2NodeClass status: with a provider that resolves node classes
 //     (cloudprovider.NodeClassResolver), each class's status carries the resolved subnets,
 //     security groups, AMIs (with their architecture requirement) and instance profile.

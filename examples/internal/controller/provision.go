@@ -160,6 +160,9 @@ func (c *Controller) provision(ctx context.Context) {
 	if c.Metrics != nil {
 		c.Metrics.PodsPending.Set(float64(len(pending)))
 	}
+	// CapacityBuffers' slots are solved with the real pods, after them (buffers.go).
+	virtual := c.bufferPods()
+	pending = append(pending, virtual...)
 	if len(pending) == 0 {
 		return
 	}
@@ -209,11 +212,12 @@ func (c *Controller) provision(ctx context.Context) {
 		return
 	}
 	c.Metrics.ProvisioningSolved(res.Cost, res.LowerBound, unplacedByCode(res.Unschedulable))
+	c.noteBufferPlacement(virtual, res)
 	level := slog.LevelInfo
 	if len(res.NodeClaims) == 0 && len(res.Unschedulable) == 0 {
 		level = slog.LevelDebug // the pods wait for nodes already on their way: nothing new to say
 	}
-	c.log().Log(ctx, level, "found provisionable pod(s)", "pods", len(pending), "nodeclaims", len(res.NodeClaims),
+	c.log().Log(ctx, level, "found provisionable pod(s)", "pods", len(pending)-len(virtual), "buffer-pods", len(virtual), "nodeclaims", len(res.NodeClaims),
 		"cost", Dollars(res.Cost), "lower-bound", Dollars(res.LowerBound), "duration", time.Since(start).Round(time.Microsecond))
 
 	byKey := map[string]*corev1.Pod{}
