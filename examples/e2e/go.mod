@@ -32,6 +32,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.10 // indirect
 	github.com/aws/smithy-go v1.28.8 // indirect
 	github.com/mitchellh/hashstructure/v2 v2.0.2 // indirect
+	sigs.k8s.io/karpenter v1.14.1 // indirect
 )
 
 require (
@@ -150,7 +151,7 @@ require (
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	k8s.io/apiserver v0.37.2 // indirect
 	k8s.io/cloud-provider v0.37.2 // indirect
-	k8s.io/cluster-bootstrap v0.0.0 // indirect
+	k8s.io/cluster-bootstrap v0.37.2 // indirect
 	k8s.io/component-base v0.37.2 // indirect
 	k8s.io/component-helpers v0.37.2 // indirect
 	k8s.io/controller-manager v0.37.2 // indirect
