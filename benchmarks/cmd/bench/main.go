@@ -5,9 +5,11 @@
 // Usage:
 //
 //	go run ./cmd/bench [-size full|small] [-run regexp] [-runs 5] [-budget 20s] [-o table|json] [-bare]
+//	                   [-node-cost $/h]
 //
 // -bare runs the pods as the suite builds them instead of as the API server returns them, to
-// compare the two.
+// compare the two. -node-cost prices every node beyond its instance (scheduling.NodeCost.PerNode:
+// root volume, IPv4 address, per-host licences): the solver weighs it and the cost includes it.
 //
 // The Karpenter comparison lives in the separate module benchmarks/karpenter.
 package main
@@ -32,14 +34,15 @@ func main() {
 	budget := flag.Duration("budget", 0, "stop repeating a scenario after this much time (0: 20s)")
 	out := flag.String("o", "table", "output: table (markdown) or json")
 	bare := flag.Bool("bare", false, "pods as built, without what the API server adds")
+	nodeCost := flag.Float64("node-cost", 0, "`$/h` every node costs beyond its instance, weighed by the solver and included in the cost")
 	flag.Parse()
-	if err := bench(*size, *run, *out, *bare, measure.Options{Runs: *runs, Budget: *budget}); err != nil {
+	if err := bench(*size, *run, *out, *bare, *nodeCost, measure.Options{Runs: *runs, Budget: *budget}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func bench(size, run, out string, bare bool, o measure.Options) error {
+func bench(size, run, out string, bare bool, nodeCost float64, o measure.Options) error {
 	var sz suite.Size
 	switch size {
 	case "full":
@@ -69,6 +72,7 @@ func bench(size, run, out string, bare bool, o measure.Options) error {
 		if !re.MatchString(sc.Name) {
 			continue
 		}
+		sc.Input.Options.NodeCost.PerNode = nodeCost
 		r, err := measure.Nodeplan(context.Background(), sc, o)
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
