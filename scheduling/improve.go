@@ -269,6 +269,9 @@ type absorbMove struct {
 func (p *problem) stageAbsorb(claims []*claim, i int, removed []bool, free []cpuMem) (staged map[int]*absorbMove, ok bool) {
 	src := claims[i]
 	staged = map[int]*absorbMove{}
+	// Pods that must share one node (required hostname affinity to their own group) move
+	// together, to one node.
+	singleDst := map[*singleState]int{}
 	for _, x := range src.placed {
 		left := x.k
 		g := p.groups[x.g]
@@ -295,6 +298,12 @@ func (p *problem) stageAbsorb(claims []*claim, i int, removed []bool, free []cpu
 			}
 			if k = min(k, g.room(placed, "")); k <= 0 || !p.canJoin(dst.shape, e, placed) {
 				continue
+			}
+			if g.single != nil {
+				if d, ok := singleDst[g.single]; k < left || (ok && d != j) {
+					continue
+				}
+				singleDst[g.single] = j
 			}
 			if m == nil {
 				m = &absorbMove{dst: j, placed: slices.Clone(dst.placed), used: dst.used.clone(), mask: dst.mask}
@@ -414,6 +423,9 @@ func (p *problem) shiftPods(ca, cb *claim, units []int, before float64, best *pa
 		ub.addScaled(gr.req, 1)
 		va -= gr.value
 		vb += gr.value
+		if p.splitsSingle(pa, pb) {
+			continue // pods that must share one node are on both
+		}
 		limit := before
 		if best != nil {
 			limit = best.price

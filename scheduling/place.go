@@ -62,6 +62,14 @@ func boolInt(b bool) int {
 // placeWith places groups that must share nodes with another group (required pod affinity over
 // hostnames to pending pods) onto the nodes planned or found for that group.
 func (p *problem) placeWith() {
+	// A group may follow a group that follows another: repeat while pods find room.
+	for before := int64(-1); sum(p.remaining) != before; {
+		before = sum(p.remaining)
+		p.placeWithOnce()
+	}
+}
+
+func (p *problem) placeWithOnce() {
 	for _, g := range p.groups {
 		h := g.with
 		if h == nil || p.remaining[g.id] == 0 || g.blocked != nil {

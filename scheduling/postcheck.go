@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/nodeplan/nodeplan"
 )
 
 // Some topology constraints can only be checked once packing is done: a spread whose pods in
@@ -39,6 +41,26 @@ func (p *problem) enforceOnce() bool {
 				pr.key, pr.group.keys[0], pr.key, pr.value)}
 		}
 	}
+	for _, g := range p.groups {
+		// A group placed onto the nodes of the group it follows over hostnames stays only on
+		// the nodes that still hold pods of that group: they may have been taken back.
+		h := g.with
+		if h == nil || p.placed(g) == 0 {
+			continue
+		}
+		holds := func(placed []placement) bool {
+			for _, x := range placed {
+				if x.k > 0 && p.groups[x.g].rep == h.rep {
+					return true
+				}
+			}
+			return false
+		}
+		if p.unplaceWhere(g, func(placed []placement) bool { return !holds(placed) }) > 0 && p.placed(g) == 0 {
+			g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: the pods it selects (%s…) could not be placed",
+				nodeplan.LabelHostname, h.keys[0])}
+		}
+	}
 	for _, f := range p.spreadFams {
 		p.enforceSpread(f)
 	}
@@ -63,10 +85,23 @@ func pinnedTo(g *group, key string) string {
 // unplace takes up to n of g's placed pods back: from new claims first (the last planned first),
 // then from existing room.
 func (p *problem) unplace(g *group, n int) {
+	p.unplaceN(g, n, nil)
+}
+
+// unplaceWhere takes back every pod of g on the new claims and existing nodes whose
+// placements where accepts, and returns how many.
+func (p *problem) unplaceWhere(g *group, where func([]placement) bool) int {
+	before := p.placed(g)
+	p.unplaceN(g, math.MaxInt, where)
+	return before - p.placed(g)
+}
+
+// unplaceN is unplace limited, when where is set, to the claims and nodes it accepts.
+func (p *problem) unplaceN(g *group, n int, where func([]placement) bool) {
 	for i := len(p.claims) - 1; i >= 0 && n > 0; i-- {
 		c := p.claims[i]
 		k := placedOf(c.placed, g.id)
-		if k == 0 {
+		if k == 0 || (where != nil && !where(c.placed)) {
 			continue
 		}
 		take := min(int64(n), k)
@@ -89,7 +124,7 @@ func (p *problem) unplace(g *group, n int) {
 			break
 		}
 		k := placedOf(b.placed, g.id)
-		if k == 0 {
+		if k == 0 || (where != nil && !where(b.placed)) {
 			continue
 		}
 		take := min(int64(n), k)
@@ -99,4 +134,21 @@ func (p *problem) unplace(g *group, n int) {
 		p.remaining[g.id] += take
 		n -= int(take)
 	}
+}
+
+// splitsSingle reports whether pods that must share one node (a group with required hostname
+// affinity to itself, and its co-carriers: one singleState) are placed both in a and in b.
+func (p *problem) splitsSingle(a, b []placement) bool {
+	for _, x := range a {
+		s := p.groups[x.g].single
+		if s == nil || x.k <= 0 {
+			continue
+		}
+		for _, y := range b {
+			if y.k > 0 && p.groups[y.g].single == s {
+				return true
+			}
+		}
+	}
+	return false
 }

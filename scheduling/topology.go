@@ -583,7 +583,7 @@ func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map
 	// independent match with a required affinity of its own supports g only if it can bind
 	// without pending pods (it matches its own terms, or a running pod does); affinities that
 	// wait on each other never bind.
-	var indep, co []*group
+	var indep, chained, co []*group
 	for _, h := range p.groups {
 		if h.blocked != nil || !match(h.rep) {
 			continue
@@ -592,12 +592,21 @@ func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map
 			co = append(co, h)
 			continue
 		}
-		if ht := topo[h]; ht.reqAff > 0 && !matchesAll(ht.affinity[:ht.reqAff], h.rep) &&
-			!slices.ContainsFunc(running, func(e existingPod) bool { return matchesAll(ht.affinity[:ht.reqAff], e.pod) }) {
-			continue // it needs a partner that is not running, so it cannot go first
+		ht := topo[h]
+		if ht.reqAff == 0 || matchesAll(ht.affinity[:ht.reqAff], h.rep) ||
+			slices.ContainsFunc(running, func(e existingPod) bool { return matchesAll(ht.affinity[:ht.reqAff], e.pod) }) {
+			indep = append(indep, h) // it binds on its own
+			continue
 		}
-		indep = append(indep, h)
+		// It binds once the pods it follows do; unless those wait, in turn, for g (as h
+		// might, or as the targets chosen so far would make it).
+		if p.startable(h, g, running, topo) && !follows(h, g) {
+			chained = append(chained, h)
+		}
 	}
+	// Matches that bind on their own are followed first; a match that binds after its own
+	// partners still binds sooner or later, so g may not start on its own beside it either.
+	indep = append(indep, chained...)
 	nowhere := func() {
 		g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: no pod matches %s in any domain", a.key, a.sel)}
 	}
@@ -689,6 +698,58 @@ func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map
 		p.pinOrBlock(g, a.key, v, a)
 	}
 	p.noteAffinity(g, target, a.key, v, shared)
+}
+
+// startable reports whether kube-scheduler can ever bind h's pods as far as their required
+// pod affinity goes, without the pods of group not (the group asking, not bound yet): h has no
+// required affinity, its pods match their own terms (the first may start), a running pod
+// matches, or a pending group that matches them is startable in turn. Groups whose affinities
+// wait on each other with none of them matching its own terms never bind.
+func (p *problem) startable(h, not *group, running []existingPod, topo map[*group]groupTopo) bool {
+	seen := map[*group]bool{}
+	var walk func(h *group) bool
+	walk = func(h *group) bool {
+		if h.rep == not.rep || seen[h] {
+			return false
+		}
+		seen[h] = true
+		ht := topo[h]
+		if ht.reqAff == 0 {
+			return true
+		}
+		terms := ht.affinity[:ht.reqAff]
+		if matchesAll(terms, h.rep) || slices.ContainsFunc(running, func(e existingPod) bool { return matchesAll(terms, e.pod) }) {
+			return true
+		}
+		for _, k := range p.groups {
+			if k != h && k.blocked == nil && matchesAll(terms, k.rep) && walk(k) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(h)
+}
+
+// follows reports whether h's chain of chosen targets (the group it shares nodes with, the group
+// it shares a domain with, in turn) reaches g's pods.
+func follows(h, g *group) bool {
+	seen := map[*group]bool{}
+	var walk func(h *group) bool
+	walk = func(h *group) bool {
+		if h == nil || seen[h] {
+			return false
+		}
+		if h.rep == g.rep {
+			return true
+		}
+		seen[h] = true
+		if h.partner != nil && walk(h.partner.group) {
+			return true
+		}
+		return walk(h.with)
+	}
+	return walk(h)
 }
 
 // noteAffinity remembers the domain g follows: as the start domain its co-carriers share

@@ -530,6 +530,30 @@ func TestResult(t *testing.T) {
 				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelHostname, "web")}}}
 			b.Spec.Affinity = a.Spec.Affinity
 		}, []check.Rule{check.RulePodAffinity}},
+		{"self affinity cannot start beside a match that binds after its own partner", func(in *scheduling.Input, res *scheduling.Result) {
+			// c (app=web) follows the running bound-1 on node-1, so it binds; a and b started
+			// their group on the claim, but once c runs they must join it.
+			// (Its term sorts after theirs, so a single pass would judge their start first.)
+			in.Nodes[0].Pods[0].Namespace = "default"
+			in.Nodes[0].Pods[0].Labels["app"] = "zz"
+			a, b := web(in)
+			c := findPod(in, "default/c")
+			c.Labels["app"] = "web"
+			c.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelHostname, "zz")}}}
+			a.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelHostname, "web")}}}
+			b.Spec.Affinity = a.Spec.Affinity
+		}, []check.Rule{check.RulePodAffinity}},
+		{"two self affinities that select each other start together", func(in *scheduling.Input, res *scheduling.Result) {
+			// a over hostnames, b over zones, both app=web, on one claim: whichever binds
+			// first starts, and the other finds it there.
+			a, b := web(in)
+			a.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelHostname, "web")}}}
+			b.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term(nodeplan.LabelZone, "web")}}}
+		}, nil},
 		{"affinity counts only pods matching every term", func(in *scheduling.Input, res *scheduling.Result) {
 			// node-1 runs a pod for each term but none for both.
 			in.Nodes[0].Pods[0].Namespace, in.Nodes[0].Pods[1].Namespace = "default", "default"

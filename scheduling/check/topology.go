@@ -318,27 +318,47 @@ func (c *checker) podAffinity() {
 	// A pod only supports another once it can bind itself: running, without required affinity,
 	// or with its own affinity met by such pods (or as a valid start). Required affinities that
 	// wait on each other with no seed never bind, so the anchored pods are found to a fixpoint.
-	anchored := map[*corev1.Pod]bool{}
-	for _, in := range incoming {
-		if setOf[in.pod] == "" {
-			anchored[in.pod] = true
-		}
-	}
 	ids := slices.Sorted(maps.Keys(sets))
-	for changed := true; changed; {
-		changed = false
-		for _, id := range ids {
-			for _, cr := range sets[id].carriers {
-				if !anchored[cr.pod] && c.affinityHolds(id, sets[id], cr, running, incoming, setOf, anchored, false) {
-					anchored[cr.pod], changed = true, true
+	// fixpoint finds the pods that bind, leaving out the carriers of set exclude (none when
+	// ""); blockers gives, for a set, the pods that bind without it: those forbid it a start.
+	fixpoint := func(exclude string, blockers func(id string, anchored map[*corev1.Pod]bool) map[*corev1.Pod]bool) map[*corev1.Pod]bool {
+		anchored := map[*corev1.Pod]bool{}
+		for _, in := range incoming {
+			if setOf[in.pod] == "" {
+				anchored[in.pod] = true
+			}
+		}
+		for changed := true; changed; {
+			changed = false
+			for _, id := range ids {
+				if id == exclude {
+					continue
+				}
+				for _, cr := range sets[id].carriers {
+					if !anchored[cr.pod] && c.affinityHolds(id, sets[id], cr, running, incoming, setOf, anchored, blockers(id, anchored), false) {
+						anchored[cr.pod], changed = true, true
+					}
 				}
 			}
 		}
+		return anchored
 	}
+	// A group may start only where no pod that binds without it matches: such a pod may bind
+	// first, and then the group must follow it. A pod that binds only after the group has
+	// started (it follows pods that follow the group) does not stand in the way. Within that
+	// world without the group, other groups' starts are judged against the pods anchored so far.
+	without := map[string]map[*corev1.Pod]bool{}
+	blockers := func(id string, _ map[*corev1.Pod]bool) map[*corev1.Pod]bool {
+		if without[id] == nil {
+			without[id] = fixpoint(id, func(_ string, anchored map[*corev1.Pod]bool) map[*corev1.Pod]bool { return anchored })
+		}
+		return without[id]
+	}
+	anchored := fixpoint("", blockers)
 	for _, id := range ids {
 		for _, cr := range sets[id].carriers {
 			if !anchored[cr.pod] {
-				c.affinityHolds(id, sets[id], cr, running, incoming, setOf, anchored, true)
+				c.affinityHolds(id, sets[id], cr, running, incoming, setOf, anchored, blockers(id, anchored), true)
 			}
 		}
 	}
@@ -355,12 +375,13 @@ type affinitySet struct {
 //
 // cr needs, in its domain for every term, a pod that matches all the terms and binds before it:
 // a running pod, an anchored placed pod that does not carry the same terms (it binds on its
-// own), or an anchored co-carrier. Otherwise it must start the group, which kube-scheduler allows
-// only when no pod anywhere matches: since the pending pods bind in an order the plan does not
-// choose, a placed pod that matches without carrying the same terms may bind first, and then the
-// group must follow it. So a start is valid only when the only matches are the carriers
-// themselves, and only in one domain (the first by name with a carrier matching its own terms).
-func (c *checker) affinityHolds(id string, set *affinitySet, cr located, running, incoming []located, setOf map[*corev1.Pod]string, anchored map[*corev1.Pod]bool, report bool) bool {
+// own), or — in the domain where the group starts — an anchored co-carrier. Otherwise it must
+// start the group, which kube-scheduler allows only when no pod anywhere matches: since the
+// pending pods bind in an order the plan does not choose, a placed pod that matches without
+// carrying the same terms may bind first, and then the group must follow it. So a start is
+// valid only when the only matches are the carriers themselves, and only in one domain (the
+// first by name with a carrier matching its own terms).
+func (c *checker) affinityHolds(id string, set *affinitySet, cr located, running, incoming []located, setOf map[*corev1.Pod]string, anchored, blockers map[*corev1.Pod]bool, report bool) bool {
 	matchAll := func(q *corev1.Pod) bool {
 		for _, t := range set.terms {
 			if !t.matches(q) {
@@ -394,6 +415,18 @@ func (c *checker) affinityHolds(id string, set *affinitySet, cr located, running
 			indep = append(indep, in)
 		}
 	}
+	// Matches that bind without the group: they forbid it a start.
+	var first []located
+	for _, r := range running {
+		if matchAll(r.pod) && hasKey(r.t) {
+			first = append(first, r)
+		}
+	}
+	for _, in := range incoming {
+		if blockers[in.pod] && setOf[in.pod] != id && matchAll(in.pod) && hasKey(in.t) {
+			first = append(first, in)
+		}
+	}
 	domain := func(t *target) (string, bool) {
 		var vals []string
 		for _, term := range set.terms {
@@ -405,10 +438,10 @@ func (c *checker) affinityHolds(id string, set *affinitySet, cr located, running
 		}
 		return strings.Join(vals, ","), true
 	}
-	supported := func(t *target) bool {
+	supported := func(t *target, by []located) bool {
 		for _, term := range set.terms {
 			v := t.labels[term.key]
-			if !slices.ContainsFunc(slices.Concat(indep, co), func(q located) bool {
+			if !slices.ContainsFunc(by, func(q located) bool {
 				w, ok := q.t.labels[term.key]
 				return ok && w == v
 			}) {
@@ -425,12 +458,14 @@ func (c *checker) affinityHolds(id string, set *affinitySet, cr located, running
 		}
 		return false
 	}
-	if supported(cr.t) {
+	if supported(cr.t, indep) {
 		return true
 	}
-	if len(indep) > 0 {
+	// A match in cr's own domain does not stand in the way: bound first, it supports cr.
+	first = slices.DeleteFunc(first, func(q located) bool { return supported(cr.t, []located{q}) })
+	if len(first) > 0 {
 		if report {
-			q := indep[0]
+			q := first[0]
 			c.fail(RulePodAffinity, who, "on %s (%s): no pod its affinity selects is there, and it cannot start the group there because pod %s (on %s) matches it elsewhere",
 				cr.t.desc, d, nodeplan.PodKey(q.pod), q.t.desc)
 		}
@@ -443,8 +478,11 @@ func (c *checker) affinityHolds(id string, set *affinitySet, cr located, running
 			start = od
 		}
 	}
+	// Co-carriers support each other only there: the group's first pod binds in one domain
+	// (kube-scheduler lets it ignore its affinity while nothing matches), and from then on
+	// every other must join it.
 	switch {
-	case start == d && matchAll(cr.pod):
+	case start == d && (matchAll(cr.pod) || supported(cr.t, co)):
 		return true
 	case !report:
 	case start == "":

@@ -93,6 +93,13 @@ func TestMinimalCases(t *testing.T) {
 			keys: []string{"default/diverse-zone-affinity-0", "default/diverse-zone-affinity-4"}},
 		"hostname-self-affinity-split": {seed: 2, pods: 120, class: knownSelfAffinitySplit,
 			keys: []string{"batch/app-2-10", "batch/app-2-11", "batch/app-2-12", "batch/app-2-13", "batch/app-2-14", "batch/app-2-15", "batch/app-2-16", "batch/app-5-2", "batch/app-5-3"}},
+		// A self-affine group (my-affinity=c) started on its own node while a pod it matches
+		// (labels c, following the my-affinity=f group) binds elsewhere later: once that one
+		// runs, the group must join it. (Before: the solver skipped the follower as a match that
+		// cannot go first, and the checker did not judge the start again.)
+		"start-after-follower": {seed: 8, class: knownSelfAffinitySplit,
+			keys: []string{"default/diverse-host-affinity-4", "default/diverse-host-affinity-6", "default/diverse-generic-13", "default/diverse-host-spread-13",
+				"default/diverse-host-affinity-13", "default/diverse-zone-affinity-13", "default/diverse-host-anti-13", "default/diverse-zone-spread-14", "default/diverse-host-spread-14"}},
 		"spread-non-carrier": {seed: 0, pods: 120, class: knownSpreadNonCarrier,
 			keys: []string{"shop/app-6-0", "shop/app-6-1", "default/diverse-generic-0", "default/diverse-zone-spread-2", "default/diverse-host-spread-2"}},
 	}
