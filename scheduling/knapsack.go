@@ -37,6 +37,7 @@ type intKnapsack struct {
 	slot     []int // by nodeCap.idx: its index in caps, or -1
 	capSeen  []capCount
 	picked   []bool
+	dens     []float64 // scratch for addSurrogate
 }
 
 type surrogate struct {
@@ -442,13 +443,17 @@ func (k *intKnapsack) addSurrogate(mu []float64) {
 		}
 		sg.order[j] = j
 	}
-	dens := func(j int) float64 {
-		if sg.w[j] <= 0 {
-			return math.Inf(1)
+	// Densities once, not per comparison: the sort is most of a bound's set-up on large LPs.
+	dens := k.dens[:0]
+	for j := range k.items {
+		d := math.Inf(1)
+		if sg.w[j] > 0 {
+			d = k.items[j].v / sg.w[j]
 		}
-		return k.items[j].v / sg.w[j]
+		dens = append(dens, d)
 	}
-	slices.SortFunc(sg.order, func(a, b int) int { return cmp.Or(cmp.Compare(dens(b), dens(a)), cmp.Compare(a, b)) })
+	k.dens = dens
+	slices.SortFunc(sg.order, func(a, b int) int { return cmp.Or(cmp.Compare(dens[b], dens[a]), cmp.Compare(a, b)) })
 	k.surr = append(k.surr, sg)
 }
 
