@@ -314,9 +314,13 @@ func (e *env) dump(t *testing.T) string {
 
 func (e *env) waitEmpty(t *testing.T) {
 	t.Helper()
-	waitFor(t, 90*time.Second, "every node and instance removed", func() bool {
+	waitFor(t, 90*time.Second, "every node, instance and NodeClaim removed", func() bool {
 		nodes, err := e.client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
-		return err == nil && len(nodes.Items) == 0 && len(e.instances(t)) == 0
+		if err != nil || len(nodes.Items) > 0 || len(e.instances(t)) > 0 {
+			return false
+		}
+		claims, err := e.dynamic.Resource(controller.NodeClaimGVR).List(context.Background(), metav1.ListOptions{})
+		return err == nil && len(claims.Items) == 0
 	})
 }
 

@@ -65,7 +65,9 @@ type world struct {
 	logs         *logs
 	installation string
 	// ns is the namespace of the world's workloads, its own: the API server is shared.
-	ns      string
+	ns string
+	// foreign names the NodeClaims the test made as another autoscaler would have.
+	foreign map[string]bool
 	classes atomic.Pointer[map[string]*nodeplan.EC2NodeClass]
 }
 
@@ -97,7 +99,7 @@ func (p labPrices) Spot(it, zone string) (float64, bool) {
 func newWorld(t *testing.T, installation, namespace string) *world {
 	t.Helper()
 	cp := startControlPlane(t)
-	w := &world{t: t, root: t, client: cp.Client, logs: &logs{}, installation: installation, ns: namespace}
+	w := &world{t: t, root: t, client: cp.Client, logs: &logs{}, installation: installation, ns: namespace, foreign: map[string]bool{}}
 	w.dyn = installCRDs(t, cp.Config)
 
 	// EC2: the endpoint with subnets and a security group tagged as the lab's class selects
@@ -350,6 +352,7 @@ func toNodeClaim(t testing.TB, u *unstructured.Unstructured) nodeClaim {
 
 func (c nodeClaim) is(cond string) bool { return meta.IsStatusConditionTrue(c.Conditions, cond) }
 
+// nodeClaims lists this world's NodeClaims.
 func (w *world) nodeClaims() []nodeClaim {
 	w.t.Helper()
 	list, err := w.dyn.Resource(controller.NodeClaimGVR).List(context.Background(), metav1.ListOptions{})
@@ -358,7 +361,12 @@ func (w *world) nodeClaims() []nodeClaim {
 	}
 	var out []nodeClaim
 	for i := range list.Items {
-		out = append(out, toNodeClaim(w.t, &list.Items[i]))
+		c := toNodeClaim(w.t, &list.Items[i])
+		// The API server is shared: only this world's claims (its installation's, and those it
+		// made as another autoscaler would) are its business.
+		if c.Annotations[controller.AnnotationInstallation] == w.installation || w.foreign[c.Name] {
+			out = append(out, c)
+		}
 	}
 	return out
 }
