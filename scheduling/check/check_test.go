@@ -334,6 +334,14 @@ func TestResult(t *testing.T) {
 			res.InFlight = []scheduling.Placement{{Name: "nc-1", Pods: []string{"default/c"}}}
 		}, []check.Rule{check.RuleResources}},
 		{"cost", func(in *scheduling.Input, res *scheduling.Result) { res.Cost = 0.05 }, []check.Rule{check.RuleCost}},
+		{"cost with a node cost", func(in *scheduling.Input, res *scheduling.Result) {
+			in.Options.NodeCost = scheduling.NodeCost{PerNode: 0.01, Pools: map[string]float64{"default": 0.005}}
+			res.Cost += 0.015
+			res.NodeCost = 0.015
+		}, nil},
+		{"node cost left out", func(in *scheduling.Input, res *scheduling.Result) {
+			in.Options.NodeCost = scheduling.NodeCost{PerNode: 0.01}
+		}, []check.Rule{check.RuleCost}},
 		{"lower bound above cost", func(in *scheduling.Input, res *scheduling.Result) { res.LowerBound = 0.05 },
 			[]check.Rule{check.RuleLowerBound}},
 		{"negative lower bound", func(in *scheduling.Input, res *scheduling.Result) { res.LowerBound = -1 },

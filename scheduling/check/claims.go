@@ -300,16 +300,24 @@ func (c *checker) inFlightCapacity(name string) corev1.ResourceList {
 	return nil
 }
 
-// cost checks Cost and LowerBound. LowerBound ≤ Cost is checked only when every pending pod is
-// placed: with pods left unschedulable, the bound may count pods the plan does not pay for.
+// cost checks Cost, NodeCost and LowerBound. Cost is the chosen offerings' prices plus, per new
+// node, what Options.NodeCost adds for its pool (NodeCost is that part). LowerBound ≤ Cost is
+// checked only when every pending pod is placed: with pods left unschedulable, the bound may
+// count pods the plan does not pay for.
 func (c *checker) cost() {
-	sum := 0.0
-	for _, nc := range c.res.NodeClaims {
-		sum += nc.Offering.Price
+	sum, extra := 0.0, 0.0
+	nc := c.in.Options.NodeCost
+	for _, claim := range c.res.NodeClaims {
+		sum += claim.Offering.Price
+		extra += nc.PerNode + nc.Pools[claim.NodePool]
 	}
-	tol := relTol * math.Max(1, math.Abs(sum))
+	tol := relTol * math.Max(1, math.Abs(sum+extra))
+	if math.IsNaN(c.res.NodeCost) || math.Abs(c.res.NodeCost-extra) > tol {
+		c.fail(RuleCost, "NodeCost", "is $%g but Options.NodeCost adds $%g over %d new nodes", c.res.NodeCost, extra, len(c.res.NodeClaims))
+	}
+	sum += extra
 	if math.IsNaN(c.res.Cost) || math.Abs(c.res.Cost-sum) > tol {
-		c.fail(RuleCost, "Cost", "is $%g but the chosen offerings sum to $%g", c.res.Cost, sum)
+		c.fail(RuleCost, "Cost", "is $%g but the chosen offerings (and Options.NodeCost) sum to $%g", c.res.Cost, sum)
 	}
 	lb := c.res.LowerBound
 	switch {

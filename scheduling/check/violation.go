@@ -33,7 +33,8 @@ const (
 	RuleOffering Rule = "offering"
 	// RuleLimits: a pool's limits hold over its existing nodes, in-flight and new claims.
 	RuleLimits Rule = "limits"
-	// RuleCost: Cost is the sum of the chosen offerings' prices.
+	// RuleCost: Cost is the sum of the chosen offerings' prices and what Options.NodeCost adds
+	// per new node (Result.NodeCost).
 	RuleCost Rule = "cost"
 	// RuleLowerBound: LowerBound is a number between 0 and Cost.
 	RuleLowerBound Rule = "lower-bound"
