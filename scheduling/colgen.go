@@ -141,13 +141,32 @@ type colGen struct {
 // little from one already solved (one pool's share of the pods, prices raised by a limit's
 // price) starts near its optimum instead of from single-group patterns.
 func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []pattern) cgResult {
-	c := p.newColGen(counts, shapes)
+	cls := p.lpClasses()
+	lpCounts, merged := classCounts(cls, counts)
+	if !merged {
+		lpCounts = counts
+	} else {
+		seeds = toClasses(cls, seeds)
+	}
+	c := p.newColGen(lpCounts, shapes)
 	if c == nil {
 		return cgResult{values: make([]float64, len(p.groups))}
 	}
 	c.warm(shapes, seeds)
 	converged := c.iterate()
-	return c.result(converged, !p.in.Options.SkipLowerBound && !p.noProof)
+	res := c.result(converged, !p.in.Options.SkipLowerBound && !p.noProof)
+	if merged {
+		// Every group of a class is worth its class's pod value; the basis and columns stay
+		// on the classes (roundPatterns hands their pods to the groups).
+		vals := slices.Clone(res.values)
+		for g, n := range counts {
+			res.values[g] = 0
+			if n > 0 {
+				res.values[g] = vals[cls[g]]
+			}
+		}
+	}
+	return res
 }
 
 // newColGen sets up the LP with one pure pattern per row (each group alone, as many as fit, on

@@ -128,8 +128,10 @@ func (p *problem) commitPacking(pl *pool, pk packing) {
 }
 
 // roundPatterns turns the LP solution into nodes: ⌊λ⌋ copies of every pattern, as the remaining
-// pods and the pool's limits allow. rem is decremented.
+// pods and the pool's limits allow. rem is decremented. A pattern's pods of a class of
+// interchangeable groups (lpclass.go) go to the class's groups in order.
 func (p *problem) roundPatterns(pl *pool, cg cgResult, rem []int64) []*claim {
+	p.lpClasses()
 	var out []*claim
 	for i, pat := range cg.basis {
 		if pat.s.pool != pl {
@@ -137,30 +139,68 @@ func (p *problem) roundPatterns(pl *pool, cg cgResult, rem []int64) []*claim {
 		}
 		k := int64(cg.lambda[i] + 1e-9)
 		for _, x := range pat.placed {
-			k = min(k, rem[x.g]/x.k)
+			k = min(k, p.classRem(rem, x.g)/x.k)
 		}
 		if k <= 0 || !p.withinLimits(pl, pat.s, 1) {
 			continue
 		}
 		k = p.singles(p.limitCopies(pl, pat.s, k), pat.placed)
 		mask := fullMask(len(pat.s.offerings))
-		used := make(vec, len(p.dims.names))
-		value := 0.0
 		for _, x := range pat.placed {
 			e, _ := p.fit(pat.s, x.g)
 			mask &= e.mask
-			used.addScaled(p.groups[x.g].req, x.k)
-			value += float64(x.k) * p.groups[x.g].value
 		}
 		for range k {
-			out = append(out, &claim{shape: pat.s, mask: mask, used: used.clone(), placed: slices.Clone(pat.placed), value: value})
+			placed := p.drawClasses(rem, pat.placed)
+			used := make(vec, len(p.dims.names))
+			value := 0.0
+			for _, x := range placed {
+				used.addScaled(p.groups[x.g].req, x.k)
+				value += float64(x.k) * p.groups[x.g].value
+				rem[x.g] -= x.k
+			}
+			out = append(out, &claim{shape: pat.s, mask: mask, used: used, placed: placed, value: value})
+			p.afterPlace(rem, placed)
 		}
-		for _, x := range pat.placed {
-			rem[x.g] -= x.k * k
-		}
-		p.afterPlace(rem, pat.placed)
 		pl.used.addScaled(pat.s.capacity, k)
 		pl.nodesUsed += k
+	}
+	return out
+}
+
+// classRem is how many pods the class group g stands for has left in rem.
+func (p *problem) classRem(rem []int64, g int) int64 {
+	ms := p.lpMembers[g]
+	if ms == nil {
+		return rem[g]
+	}
+	n := int64(0)
+	for _, m := range ms {
+		n += rem[m]
+	}
+	return n
+}
+
+// drawClasses is one node's placements for pattern placements on classes: each class's pods
+// taken from its groups in order (rem is not changed; the caller takes them).
+func (p *problem) drawClasses(rem []int64, placed []placement) []placement {
+	out := make([]placement, 0, len(placed))
+	for _, x := range placed {
+		ms := p.lpMembers[x.g]
+		if ms == nil {
+			out = append(out, x)
+			continue
+		}
+		need := x.k
+		for _, m := range ms {
+			if need == 0 {
+				break
+			}
+			if t := min(rem[m], need); t > 0 {
+				out = append(out, placement{g: m, k: t})
+				need -= t
+			}
+		}
 	}
 	return out
 }

@@ -26,12 +26,16 @@ type problem struct {
 	// bound is proved on the relaxed problem instead (topologyFreeBound), and noProof spares this
 	// one the work.
 	relaxable, noProof bool
-	in                 *Input
-	dims               *dims
-	groups             []*group
-	pools              []*pool
-	shapes             []*shape
-	bins               []*bin
+	// lpClass maps each group to the group that stands for its class in the LP (lpclass.go).
+	lpClass []int
+	// lpMembers lists, for a group standing for a class of more than one, the class's groups.
+	lpMembers map[int][]int
+	in        *Input
+	dims      *dims
+	groups    []*group
+	pools     []*pool
+	shapes    []*shape
+	bins      []*bin
 
 	daemons     []*daemon
 	daemonLists []corev1.ResourceList
