@@ -41,7 +41,11 @@ func TestAPIServerReturnsPodsAsTheBuilderShapesThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cp.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		// No controller-manager empties a deleted namespace here: delete the pods themselves, so
+		// the controllers other tests run on this API server never see them pending.
+		ctx := context.Background()
+		_ = cp.Client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{})
+		_ = cp.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	})
 
 	bare := roundTripPods(ns)
