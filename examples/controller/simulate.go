@@ -68,7 +68,7 @@ func findScenario(name string) (scenario, error) {
 // simRun is one simulated run: the world, the controller, the timeline and what it recorded.
 type simRun struct {
 	w    *sim.World
-	log  *slog.Logger
+	tl   *sim.Timeline
 	book *ledger
 }
 
@@ -99,13 +99,18 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 		return err
 	}
 	book := &ledger{now: w.Clock.Now, claims: map[string]*claimRecord{}}
-	tl := sim.NewTimeline(out, w.Clock.Now, sim.Epoch, level, "provider-id", "command", "decision",
-		"disrupted-node-count", "replacement-node-count", "duration", "lower-bound", "cost")
-	var th slog.Handler = tl
-	if o.JSONLog != nil {
-		th = slog.NewMultiHandler(tl, logging.NewJSONHandler(o.JSONLog, level))
+	// The timeline tells the controller's story from its typed events (Controller.Events);
+	// log records add only what no event tells: errors, and with -v the debug lines.
+	tl := sim.NewTimeline(out, w.Clock.Now, sim.Epoch)
+	lines := tl.Handler(slog.LevelError, slog.LevelError+100, eventLogLines, nil)
+	if o.Verbose {
+		lines = slog.NewMultiHandler(lines, tl.Handler(slog.LevelDebug, slog.LevelInfo, nil,
+			[]string{"provider-id", "command", "decision", "duration", "lower-bound", "cost"}))
 	}
-	log := slog.New(&observer{Handler: th, book: book})
+	if o.JSONLog != nil {
+		lines = slog.NewMultiHandler(lines, logging.NewJSONHandler(o.JSONLog, level))
+	}
+	log := slog.New(lines)
 	if o.Verbose {
 		debug := log.With("component", "sim")
 		w.Kubelet.Logger = debug
@@ -131,7 +136,11 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 		Logger:    log,
 		Recorder:  broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "nodeplan"}),
 		Metrics:   o.Metrics,
-		Seed:      1,
+		Events: func(e controller.Event) {
+			tl.Event(e)
+			book.record(e)
+		},
+		Seed: 1,
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -140,7 +149,7 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 		cancel()
 		return <-done
 	}
-	r := &simRun{w: w, log: log, book: book}
+	r := &simRun{w: w, tl: tl, book: book}
 	// Give the informers a moment to sync before the script starts.
 	// The informers sync in real time; the virtual clock waits for them, so the script starts at
 	// the same simulated instant however loaded the machine is.
@@ -175,7 +184,11 @@ func describeRequirements(p nodeplan.NodePool) string {
 }
 
 // say prints a line of the script into the timeline.
-func (r *simRun) say(msg string, args ...any) { r.log.Info(msg, args...) }
+func (r *simRun) say(msg string, args ...any) { r.tl.Say(msg, args...) }
+
+// eventLogLines are the error lines the controller also tells as events: the timeline prints
+// the event, not the line.
+var eventLogLines = []string{"could not schedule pod", "could not launch nodeclaim"}
 
 func (r *simRun) deployInflate(ctx context.Context) error {
 	zero := int32(0)
@@ -276,7 +289,9 @@ func (r *simRun) waitRunning(ctx context.Context, want int, max time.Duration) (
 
 // waitNoNodes advances until no node and no instance is left, within max.
 func (r *simRun) waitNoNodes(ctx context.Context, max time.Duration) error {
-	ok, err := r.w.Until(ctx, max, func() bool { return len(r.nodes()) == 0 && len(r.instances()) == 0 })
+	ok, err := r.w.Until(ctx, max, func() bool {
+		return len(r.nodes()) == 0 && len(r.instances()) == 0 && r.book.allDeleted()
+	})
 	if err != nil {
 		return err
 	}
@@ -432,7 +447,7 @@ func driftScenario(ctx context.Context, r *simRun) error {
 	return nil
 }
 
-// ledger follows the controller's log lines to tell the run's story in the summary.
+// ledger follows the controller's events to tell the run's story in the summary.
 type ledger struct {
 	now func() time.Time
 
@@ -464,6 +479,18 @@ func (b *ledger) started() bool {
 	return b.started_
 }
 
+// allDeleted reports whether every claim launched was seen deleted.
+func (b *ledger) allDeleted() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.claims {
+		if c.Deleted.IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
 func (b *ledger) launched() []claimRecord {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -484,45 +511,25 @@ func (b *ledger) fleetLocked() float64 {
 	return sum
 }
 
-func (b *ledger) record(r slog.Record) {
-	attrs := map[string]slog.Value{}
-	r.Attrs(func(a slog.Attr) bool {
-		attrs[a.Key] = a.Value
-		return true
-	})
-	str := func(k string) string { return attrs[k].Resolve().String() }
-	num := func(k string) float64 {
-		v := attrs[k].Resolve()
-		if v.Kind() == slog.KindFloat64 {
-			return v.Float64()
-		}
-		return 0
-	}
+func (b *ledger) record(e controller.Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.now()
-	switch r.Message {
-	case "controller started":
+	switch e.Kind {
+	case controller.EventStarted:
 		b.started_ = true
-	case "launched nodeclaim":
-		c := &claimRecord{Name: str("nodeclaim"), InstanceType: str("instance-type"), Zone: str("zone"),
-			CapacityType: nodeplan.CapacityType(str("capacity-type")), Price: num("price"), Launched: now}
+	case controller.EventNodeClaimLaunched:
+		c := &claimRecord{Name: e.NodeClaim, InstanceType: e.InstanceType, Zone: e.Zone,
+			CapacityType: e.CapacityType, Price: e.Price, Launched: e.Time}
 		b.claims[c.Name] = c
 		b.order = append(b.order, c.Name)
 		b.peak = max(b.peak, b.fleetLocked())
-	case "deleted nodeclaim":
-		if c := b.claims[str("nodeclaim")]; c != nil {
-			c.Deleted = now
+	case controller.EventNodeClaimDeleted:
+		if c := b.claims[e.NodeClaim]; c != nil {
+			c.Deleted = e.Time
 		}
-	case "disrupting node(s)":
-		n := 0
-		if v := attrs["disrupted-nodes"].Resolve(); v.Kind() == slog.KindAny {
-			if s, ok := v.Any().([]string); ok {
-				n = len(s)
-			}
-		}
-		b.removed = append(b.removed, removal{Reason: str("reason"), Nodes: n, Savings: num("savings")})
-	case "could not schedule pod":
+	case controller.EventDisrupting:
+		b.removed = append(b.removed, removal{Reason: e.Reason, Nodes: len(e.Nodes), Savings: e.Savings})
+	case controller.EventPodUnschedulable:
 		b.unsched++
 	}
 }
@@ -559,30 +566,4 @@ func clockString(d time.Duration) string {
 		d = 0
 	}
 	return fmt.Sprintf("%02d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
-}
-
-// observer passes records to the timeline and to the ledger.
-type observer struct {
-	slog.Handler
-	book *ledger
-}
-
-func (o *observer) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelInfo || o.Handler.Enabled(ctx, l)
-}
-
-func (o *observer) Handle(ctx context.Context, r slog.Record) error {
-	o.book.record(r)
-	if !o.Handler.Enabled(ctx, r.Level) {
-		return nil
-	}
-	return o.Handler.Handle(ctx, r)
-}
-
-func (o *observer) WithAttrs(as []slog.Attr) slog.Handler {
-	return &observer{Handler: o.Handler.WithAttrs(as), book: o.book}
-}
-
-func (o *observer) WithGroup(name string) slog.Handler {
-	return &observer{Handler: o.Handler.WithGroup(name), book: o.book}
 }

@@ -70,6 +70,10 @@ type Controller struct {
 	// BootstrapTokens, when set, mints a kubeadm bootstrap token for each launch
 	// (NodeClaim.BootstrapToken) and deletes it once the node registers; see bootstrap.go.
 	BootstrapTokens *BootstrapTokens
+	// Events, when set, receives a typed [Event] for each step operators follow (launches,
+	// registrations, disruptions, deletions…), as the log lines tell them. It is called from
+	// the controller's goroutines, synchronously: it must be quick and safe for concurrent use.
+	Events func(Event)
 	// Metrics, when set, is updated as the controller works.
 	Metrics *Metrics
 	// Health, when set, learns when the caches have synced (for /readyz).
@@ -314,6 +318,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.log().Error("nodepools unavailable: not provisioning or disrupting until they are", "err", err)
 	}
 	c.log().Info("controller started", "nodepools", len(c.poolNames()), "claims", len(c.tracker.List()))
+	c.emit(Event{Kind: EventStarted, Count: len(c.tracker.List()), Pools: len(c.poolNames())})
 	c.Health.setSynced(true)
 	defer c.Health.setSynced(false)
 

@@ -193,6 +193,8 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 		"decision", decision(cmd), "savings", Dollars(cmd.Savings), "disrupted-node-count", len(cmd.Nodes),
 		"replacement-node-count", len(cmd.Replacements), "pod-count", len(cmd.Pods), "disrupted-nodes", cmd.Nodes)
 	c.Metrics.DisruptionDecision(cmd)
+	c.emit(Event{Kind: EventDisrupting, Reason: string(cmd.Reason), Nodes: cmd.Nodes, Replacements: len(cmd.Replacements),
+		Pods: len(cmd.Pods), Savings: cmd.Savings})
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -304,6 +306,7 @@ func (c *Controller) interrupted(ev cloudprovider.Interruption) {
 		msg = "received spot interruption warning"
 	}
 	c.log().Info(msg, attrs...)
+	c.emit(Event{Kind: EventInterrupted, NodeClaim: cl.Name, NodePool: cl.NodePool, Node: cl.Status.NodeName, Reason: string(ev.Kind)})
 	c.event(node, corev1.EventTypeWarning, string(ev.Kind), "Instance %s will be interrupted: %s", ev.InstanceID, ev.Kind)
 	c.mu.Lock()
 	c.interruptions[ev.ProviderID] = ev

@@ -63,7 +63,8 @@
 //   - High availability: [LeaderElection] runs the controller only while holding a Lease.
 //   - Observability: log/slog lines with the messages operators grep for ("launched
 //     nodeclaim", "could not schedule pod", "disrupting node(s)"), Events on pods and nodes,
-//     and Prometheus [Metrics].
+//     and Prometheus [Metrics]; for programs, the same steps as typed [Event]s
+//     (Controller.Events), which the simulation's timeline is printed from.
 //
 // NodePools come from a [NodePoolSource] (a file or a ConfigMap with Karpenter v1 YAML).
 //

@@ -102,6 +102,7 @@ func (c *Controller) checkDrift(ctx context.Context, pools []nodeplan.NodePool) 
 		if drift != "" && was == "" {
 			reason, message, _ := strings.Cut(drift, ": ")
 			c.log().Info("marking drifted", "nodeclaim", cl.Name, "node", cl.Status.NodeName, "reason", reason, "message", message)
+			c.emit(Event{Kind: EventDrifted, NodeClaim: cl.Name, NodePool: cl.NodePool, Node: cl.Status.NodeName, Reason: reason, Message: message})
 		}
 		if cons != wasCons {
 			c.log().Debug(map[bool]string{true: "marking consolidatable", false: "removing consolidatable status condition"}[cons],

@@ -31,6 +31,7 @@ func (c *Controller) syncClaims(ctx context.Context, now time.Time) {
 		case ActRegister:
 			if !a.Repeat {
 				c.log().Info("registered nodeclaim", "nodeclaim", cl.Name, "node", a.Node, "provider-id", cl.Status.ProviderID)
+				c.emit(Event{Kind: EventNodeClaimRegistered, NodeClaim: cl.Name, NodePool: cl.NodePool, Node: a.Node})
 				c.Metrics.NodeRegistered(&cl.NodeClaim)
 			}
 			if err := c.updateNode(ctx, a.Node, func(n *corev1.Node) { registerNode(n, cl) }); err != nil {
@@ -43,6 +44,8 @@ func (c *Controller) syncClaims(ctx context.Context, now time.Time) {
 			c.writeClaim(ctx, cl.Name)
 			c.log().Info("initialized nodeclaim", "nodeclaim", cl.Name, "node", a.Node,
 				"allocatable", Resources(cl.Status.Allocatable))
+			c.emit(Event{Kind: EventNodeClaimInitialized, NodeClaim: cl.Name, NodePool: cl.NodePool, Node: a.Node,
+				Allocatable: cl.Status.Allocatable})
 			if err := c.updateNode(ctx, a.Node, func(n *corev1.Node) {
 				setLabel(n, nodeplan.LabelInitialized, "true")
 			}); err != nil {
@@ -175,6 +178,7 @@ func (c *Controller) deleteNodeObject(ctx context.Context, name string) {
 	}
 	if err == nil {
 		c.log().Info("deleted node", "node", name)
+		c.emit(Event{Kind: EventNodeDeleted, Node: name})
 	}
 }
 

@@ -217,8 +217,15 @@ func (c *Controller) provision(ctx context.Context) {
 	if len(res.NodeClaims) == 0 && len(res.Unschedulable) == 0 {
 		level = slog.LevelDebug // the pods wait for nodes already on their way: nothing new to say
 	}
-	c.log().Log(ctx, level, "found provisionable pod(s)", "pods", len(pending)-len(virtual), "buffer-pods", len(virtual), "nodeclaims", len(res.NodeClaims),
-		"cost", Dollars(res.Cost), "lower-bound", Dollars(res.LowerBound), "duration", time.Since(start).Round(time.Microsecond))
+	attrs := []any{"pods", len(pending) - len(virtual)}
+	if len(virtual) > 0 {
+		attrs = append(attrs, "buffer-pods", len(virtual))
+	}
+	c.log().Log(ctx, level, "found provisionable pod(s)", append(attrs, "nodeclaims", len(res.NodeClaims),
+		"cost", Dollars(res.Cost), "lower-bound", Dollars(res.LowerBound), "duration", time.Since(start).Round(time.Microsecond))...)
+	if level == slog.LevelInfo {
+		c.emit(Event{Kind: EventSolved, Pods: len(pending) - len(virtual), BufferPods: len(virtual), NodeClaims: len(res.NodeClaims)})
+	}
 
 	byKey := map[string]*corev1.Pod{}
 	for _, p := range pending {
@@ -241,6 +248,7 @@ func (c *Controller) provision(ctx context.Context) {
 	}
 	for _, u := range res.Unschedulable {
 		c.log().Error("could not schedule pod", "pod", u.Pod, "reason", string(u.Code), "error", u.Message)
+		c.emit(Event{Kind: EventPodUnschedulable, Pod: u.Pod, Reason: string(u.Code), Message: u.Message})
 		c.event(byKey[u.Pod], corev1.EventTypeWarning, "FailedScheduling", "Failed to schedule pod, %s", u.Message)
 	}
 	if len(res.NodeClaims) > 0 {
@@ -298,6 +306,8 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 	}
 	c.log().Info("created nodeclaim", "nodepool", claim.NodePool, "nodeclaim", claim.Name,
 		"requests", Resources(claim.Resources), "instance-types", firstNames(claim.InstanceTypeOptions, 5))
+	c.emit(Event{Kind: EventNodeClaimCreated, NodeClaim: claim.Name, NodePool: claim.NodePool, Requests: claim.Resources,
+		InstanceTypes: claim.InstanceTypeOptions})
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -321,6 +331,8 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 				return
 			}
 			c.log().Error("could not launch nodeclaim", "nodeclaim", claim.Name, "nodepool", claim.NodePool, "err", err)
+			c.emit(Event{Kind: EventLaunchFailed, NodeClaim: claim.Name, NodePool: claim.NodePool,
+				Reason: launchFailureReason(err), Message: err.Error()})
 			if c.Metrics != nil {
 				c.Metrics.NodeClaimDisrupted(&claim, launchFailureReason(err))
 			}
@@ -356,6 +368,12 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 			attrs = append(attrs, "for", why)
 		}
 		c.log().Info("launched nodeclaim", attrs...)
+		ev := Event{Kind: EventNodeClaimLaunched, NodeClaim: claim.Name, NodePool: claim.NodePool, InstanceType: st.InstanceType,
+			Zone: st.Zone, CapacityType: st.CapacityType, Price: st.Price, Allocatable: st.Allocatable, Pods: len(nc.Pods)}
+		if why != "provisioning" {
+			ev.Reason = why
+		}
+		c.emit(ev)
 		c.writeClaim(ctx, claim.Name)
 		if c.Metrics != nil {
 			c.Metrics.NodeClaimLaunched(launched)

@@ -226,6 +226,7 @@ func (c *Controller) reconcileStatic(ctx context.Context, pool nodeplan.NodePool
 		if plan.Launch > 0 {
 			c.log().Info("provisioning nodeclaims to satisfy replica count", "nodepool", pool.Name, "current", current,
 				"desired", *pool.Replicas, "provision-count", plan.Launch)
+			c.emit(Event{Kind: EventStaticScale, NodePool: pool.Name, Count: current, Replicas: int(*pool.Replicas), Delta: plan.Launch})
 		}
 	}
 	for range plan.Launch {
@@ -236,6 +237,7 @@ func (c *Controller) reconcileStatic(ctx context.Context, pool nodeplan.NodePool
 	if len(plan.Remove) > 0 {
 		c.log().Info("deprovisioning nodeclaims to satisfy replica count", "nodepool", pool.Name, "current", len(claims),
 			"desired", *pool.Replicas, "deprovision-count", len(plan.Remove), "nodeclaims", plan.Remove)
+		c.emit(Event{Kind: EventStaticScale, NodePool: pool.Name, Count: len(claims), Replicas: int(*pool.Replicas), Delta: -len(plan.Remove)})
 	}
 	for _, name := range plan.Remove {
 		if cl := c.tracker.Get(name); cl != nil {
@@ -254,6 +256,8 @@ func (c *Controller) reconcileStatic(ctx context.Context, pool nodeplan.NodePool
 		c.log().Info("disrupting node(s)", "command", "Drifted: replace: nodepools=["+pool.Name+"]: ["+cl.Status.NodeName+"] (static)",
 			"reason", string(nodeplan.ReasonDrifted), "decision", "replace", "disrupted-node-count", 1, "replacement-node-count", 1,
 			"disrupted-nodes", []string{cl.Status.NodeName})
+		c.emit(Event{Kind: EventDisrupting, NodePool: pool.Name, Reason: string(nodeplan.ReasonDrifted), Nodes: []string{cl.Status.NodeName},
+			Replacements: 1, Pods: pods[cl.Name]})
 		name := c.launch(ctx, nc, string(nodeplan.ReasonDrifted)+" replacement of "+cl.Status.NodeName)
 		c.mu.Lock()
 		c.staticReplacing[old] = name

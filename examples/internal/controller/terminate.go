@@ -97,6 +97,7 @@ func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string) {
 	c.deleteClaimObject(ctx, cl.Name)
 	c.log().Info("deleted nodeclaim", "nodeclaim", cl.Name, "node", cl.Status.NodeName, "reason", reason,
 		"provider-id", cl.Status.ProviderID)
+	c.emit(Event{Kind: EventNodeClaimDeleted, NodeClaim: cl.Name, NodePool: cl.NodePool, Node: cl.Status.NodeName, Reason: reason})
 	if c.Metrics != nil {
 		c.Metrics.NodeClaimTerminated(&cl.NodeClaim)
 	}
@@ -139,6 +140,7 @@ func (c *Controller) drain(ctx context.Context, cl *Claim, reason string, gracef
 		}
 	}
 	c.log().Info("tainted node", "node", node, "taint", nodeplan.TaintDisrupted+":NoSchedule")
+	c.emit(Event{Kind: EventNodeTainted, NodeClaim: cl.Name, NodePool: cl.NodePool, Node: node, Reason: reason})
 	var deadline time.Time
 	if cl.TerminationGracePeriod > 0 {
 		deadline = start.Add(cl.TerminationGracePeriod)
@@ -348,6 +350,7 @@ func (c *Controller) cancelDrain(ctx context.Context, cl *Claim, reason, why str
 	}
 	c.tracker.CancelTermination(cl.Name)
 	c.log().Info("disruption command cancelled", "nodeclaim", cl.Name, "node", node, "reason", reason, "blocked-by", why)
+	c.emit(Event{Kind: EventDisruptionCancelled, NodeClaim: cl.Name, NodePool: cl.NodePool, Node: node, Reason: reason, Message: why})
 	c.event(c.node(node), corev1.EventTypeWarning, "DisruptionBlocked",
 		"Disruption (%s) cancelled before the node was drained: %s", reason, why)
 }

@@ -4,6 +4,9 @@
 // kubelets, kube-scheduler and Deployment controller, all on a virtual clock that a scenario
 // advances.
 //
+// [Timeline] prints a run's story from the controller's typed events (controller.Event), the
+// script's own lines, and, with -v, the debug log records.
+//
 // It is a test double, not a Kubernetes: the scheduler is first fit over node selector,
 // required node affinity, taints and resources; there are no volumes, no pod affinity, no
 // priorities.
