@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/tools/cache"
 )
 
 func TestBufferReplicas(t *testing.T) {
@@ -82,5 +83,26 @@ func TestVirtualPod(t *testing.T) {
 	}
 	if len(tmpl.Spec.Volumes) != 2 || len(tmpl.Spec.Containers[0].VolumeMounts) != 2 {
 		t.Errorf("the template was modified")
+	}
+}
+
+// TestReservedReleasesBufferSlots: an in-flight claim launched for a real pod and a buffer slot
+// keeps room for the real pod only; the slot (no such pod will ever exist) is placed afresh by
+// the next solve — on this claim's room — instead of being launched for again.
+func TestReservedReleasesBufferSlots(t *testing.T) {
+	c := &Controller{podLister: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})}
+	cpu := func(s string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s)}
+	}
+	real := &corev1.Pod{}
+	real.Name, real.Namespace = "real", "ns"
+	if err := c.podLister.Add(real); err != nil {
+		t.Fatal(err)
+	}
+	cl := &Claim{Planned: map[string]corev1.ResourceList{"ns/real": cpu("1"), "ns/capacity-buffer-headroom-1": cpu("2")}}
+	cl.Resources = cpu("3")
+	got := c.reserved(cl, map[string]bool{})
+	if q := got[corev1.ResourceCPU]; q.Cmp(resource.MustParse("1")) != 0 {
+		t.Errorf("reserved cpu = %s, want 1 (the real pod's)", q.String())
 	}
 }

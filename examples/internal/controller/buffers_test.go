@@ -74,8 +74,10 @@ func TestCapacityBuffer(t *testing.T) {
 	if pods := h.pods("test"); len(pods) != 0 {
 		t.Errorf("%d pods exist; buffer slots must never be created", len(pods))
 	}
-	bufferNode := h.poolClaims("default")[0]
-	nodeName, _, _ := unstructured.NestedString(bufferNode.Object, "status", "nodeName")
+	if claims := h.poolClaims("default"); len(claims) != 1 {
+		t.Fatalf("%d NodeClaims for two slots that fit one node, want 1; logs:\n%s", len(claims), h.logs.String())
+	}
+	nodeName, _, _ := unstructured.NestedString(h.poolClaims("default")[0].Object, "status", "nodeName")
 
 	replicas2 := int32(2)
 	if err := h.w.Deployments.Create(ctx, &appsv1.Deployment{

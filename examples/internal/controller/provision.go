@@ -255,7 +255,7 @@ func (c *Controller) provision(ctx context.Context) {
 		c.log().Info("computed new nodeclaim(s) to fit pod(s)", "nodeclaims", len(res.NodeClaims), "pods", countPods(res.NodeClaims))
 	}
 	for _, nc := range res.NodeClaims {
-		name := c.launch(ctx, nc, "provisioning")
+		name := c.launchFor(ctx, nc, "provisioning", byKey)
 		nominate(name, "nodeclaim", nc.Pods)
 	}
 }
@@ -278,6 +278,14 @@ func countPods(ncs []scheduling.NewNodeClaim) int {
 // launch records a new claim and starts its launch in the background, bounded by
 // LaunchConcurrency. It returns the claim's name.
 func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why string) string {
+	return c.launchFor(ctx, nc, why, nil)
+}
+
+// launchFor is launch with the pods the claim is for at hand (pending, CapacityBuffer slots
+// included): the room each takes is recorded, so a slot's room — a pod nobody will create —
+// is released at the next solve ([Controller.reserved]) and the slot placed on it again
+// rather than launched for twice.
+func (c *Controller) launchFor(ctx context.Context, nc scheduling.NewNodeClaim, why string, pods map[string]*corev1.Pod) string {
 	claim := nc.NodeClaim
 	claim.Name = c.newClaimName(claim.NodePool)
 	c.stampPoolHash(&claim)
@@ -288,7 +296,9 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 	}
 	planned := map[string]corev1.ResourceList{}
 	for _, key := range nc.Pods {
-		if o, ok, _ := c.podLister.GetByKey(key); ok {
+		if p := pods[key]; p != nil {
+			planned[key] = nodeplan.PodRequests(p)
+		} else if o, ok, _ := c.podLister.GetByKey(key); ok {
 			planned[key] = nodeplan.PodRequests(o.(*corev1.Pod))
 		}
 	}
