@@ -125,6 +125,9 @@ type Controller struct {
 	drifted   map[string]string    // claim name → "Reason: message" of its drift
 	// consolidatable holds the claims whose Consolidatable condition is True.
 	consolidatable map[string]bool
+	// disrupting holds, by claim name, the reason of the command the claim is a candidate of
+	// while the command runs (the DisruptionReason condition).
+	disrupting map[string]string
 	// staticReplacing maps a static pool's drifted claim to its replacement (static.go).
 	staticReplacing map[string]string
 	// interruptions are disruptive events received, by provider ID, until the claim is gone.
@@ -225,6 +228,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.drifted = map[string]string{}
 	c.consolidatable = map[string]bool{}
 	c.staticReplacing = map[string]string{}
+	c.disrupting = map[string]string{}
 	c.interruptions = map[string]cloudprovider.Interruption{}
 	c.lastBlock = map[string]string{}
 	seed := c.Seed

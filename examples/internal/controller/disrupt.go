@@ -195,12 +195,38 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 	c.Metrics.DisruptionDecision(cmd)
 	c.emit(Event{Kind: EventDisrupting, Reason: string(cmd.Reason), Nodes: cmd.Nodes, Replacements: len(cmd.Replacements),
 		Pods: len(cmd.Pods), Savings: cmd.Savings})
+	// The candidates show the command's reason (DisruptionReason) from now, as Karpenter's
+	// queue marks them, and lose it if the command is dropped before they terminate.
+	var candidates []string
+	for _, n := range cmd.Nodes {
+		if cl := c.tracker.ByNode(n); cl != nil {
+			candidates = append(candidates, cl.Name)
+		}
+	}
+	c.mu.Lock()
+	for _, name := range candidates {
+		c.disrupting[name] = string(cmd.Reason)
+	}
+	c.mu.Unlock()
+	for _, name := range candidates {
+		c.writeClaim(ctx, name)
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		defer func() {
 			for _, n := range cmd.Nodes {
 				c.release("command/" + n)
+			}
+			c.mu.Lock()
+			for _, name := range candidates {
+				delete(c.disrupting, name)
+			}
+			c.mu.Unlock()
+			for _, name := range candidates {
+				if cl := c.tracker.Get(name); cl != nil && cl.Phase != PhaseTerminating {
+					c.writeClaim(ctx, name) // dropped: the reason goes
+				}
 			}
 		}()
 		if len(cmd.Replacements) > 0 {

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
 	"github.com/nodeplan/nodeplan/examples/internal/controller/poolhash"
 	"github.com/nodeplan/nodeplan/examples/internal/sim"
@@ -163,6 +165,14 @@ func TestNodePoolTemplateDrift(t *testing.T) {
 	msg := condition(h.claimObject(first.GetName()), controller.CondDrifted)
 	if wantMsg := `True NodePoolDrifted: NodePool default template changed since launch: annotations[example.com/revision]: (none) -> "2"`; msg != wantMsg {
 		t.Errorf("Drifted = %q\nwant      %q", msg, wantMsg)
+	}
+	// The command's candidate shows its reason from the start, while its replacement boots.
+	oldNode, _, _ := unstructured.NestedString(h.claimObject(first.GetName()).Object, "status", "nodeName")
+	h.until(30*time.Second, "DisruptionReason=Drifted", func() bool {
+		return condition(h.claimObject(first.GetName()), controller.CondDisruptionReason) == "True Drifted: Drifted"
+	})
+	if slices.ContainsFunc(h.node(oldNode).Spec.Taints, func(t corev1.Taint) bool { return t.Key == nodeplan.TaintDisrupted }) {
+		t.Errorf("DisruptionReason appeared only once the node was tainted; want it while the replacement boots")
 	}
 	h.until(3*time.Minute, "the drifted node replaced", func() bool {
 		objs := h.claimObjects()

@@ -201,6 +201,9 @@ type claimMarks struct {
 	// Consolidatable is true once the claim's pool would let it be consolidated: not static,
 	// consolidateAfter not Never and passed since the last pod event.
 	Consolidatable bool
+	// Disrupting is the reason of the disruption command the claim is a candidate of, from
+	// the moment the command starts (its replacements may still be on their way).
+	Disrupting string
 }
 
 // claimConditions works out the claim's conditions from what the controller knows, keeping
@@ -267,8 +270,14 @@ func claimConditions(cl *Claim, marks claimMarks, old []metav1.Condition, now ti
 	} else {
 		meta.RemoveStatusCondition(&conds, CondConsolidatable)
 	}
-	switch r := nodeplan.DisruptionReason(cl.Reason); {
-	case cl.Phase == PhaseTerminating && (r == nodeplan.ReasonEmpty || r == nodeplan.ReasonUnderutilized || r == nodeplan.ReasonDrifted):
+	r := nodeplan.DisruptionReason(cl.Reason)
+	if cl.Phase != PhaseTerminating && marks.Disrupting != "" {
+		r = nodeplan.DisruptionReason(marks.Disrupting)
+	} else if cl.Phase != PhaseTerminating {
+		r = ""
+	}
+	switch {
+	case r == nodeplan.ReasonEmpty || r == nodeplan.ReasonUnderutilized || r == nodeplan.ReasonDrifted:
 		set(CondDisruptionReason, metav1.ConditionTrue, string(r), string(r))
 	default:
 		meta.RemoveStatusCondition(&conds, CondDisruptionReason)

@@ -76,7 +76,7 @@ func (c *Controller) writeClaim(ctx context.Context, name string) {
 		}
 		before := u.GetLabels()
 		c.mu.Lock()
-		marks := claimMarks{Drift: c.drifted[name], Consolidatable: c.consolidatable[name]}
+		marks := claimMarks{Drift: c.drifted[name], Consolidatable: c.consolidatable[name], Disrupting: c.disrupting[name]}
 		c.mu.Unlock()
 		if err := setClaimStatus(u, cl, marks, c.now()); err != nil {
 			return err
