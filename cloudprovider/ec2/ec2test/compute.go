@@ -103,6 +103,7 @@ type computeState struct {
 	fleets      map[string]fleetResult // by client token
 	capErrs     map[string]string      // "capacityType:type:zone" → error code
 	afterLaunch []*APIError            // CreateFleet faults applied after instances are made
+	extra       int                    // CreateFleet calls to come that launch one instance more than asked
 	denied      map[string]bool        // instance ids TerminateInstances is not allowed on
 	ssm         map[string]string
 }
@@ -240,6 +241,16 @@ func (s *Server) FailFleetAfterLaunch(n int, err *APIError) {
 	for range n {
 		s.compute.afterLaunch = append(s.compute.afterLaunch, err)
 	}
+}
+
+// FleetExtraInstances makes the next n CreateFleet calls that launch anything launch one
+// instance more than their target capacity asks for (on the next override in price order), and
+// answer with all of them: a partial fleet's other face, which a caller must not leave running.
+func (s *Server) FleetExtraInstances(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seedCompute()
+	s.compute.extra += n
 }
 
 // Instances returns every instance the server launched, in launch order, terminated ones included.
@@ -797,6 +808,9 @@ func (s *Server) createFleet(r *Request) (any, error) {
 		return x
 	}
 	launched := 0
+	if c.extra > 0 {
+		total++ // given back below if nothing is launched
+	}
 	for _, o := range overrides {
 		if launched >= total {
 			break
@@ -838,6 +852,9 @@ func (s *Server) createFleet(r *Request) (any, error) {
 			SecurityGroups: listParam(lt.Data, "SecurityGroupId"), Tags: tags["instance"], LaunchTemplate: o.template, State: "pending"})
 		resp.Instances.Items = append(resp.Instances.Items, xmlFleetInstance{lto(o), ct, xmlItems[string]{[]string{id}}, o.InstanceType})
 		launched++
+	}
+	if c.extra > 0 && launched > 0 {
+		c.extra--
 	}
 	if token != "" {
 		c.fleets[token] = fleetResult{resp: resp}

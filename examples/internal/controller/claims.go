@@ -77,6 +77,12 @@ type Claim struct {
 	// it to go (`kubectl delete nodeclaim`), and the termination finalizer holds it until the
 	// node is drained and the instance terminated.
 	Deleting bool
+	// LaunchFailed is when Provider.Create failed in a way that does not prove nothing was
+	// launched (a timeout, a lost answer): the claim stays, reserving nothing, until a listing
+	// shows an instance carrying its name — bound to it, as after a restart — or
+	// MissedListings listings over Timeouts.Collect show none ([Tracker.LaunchUnknown]).
+	// Zero otherwise.
+	LaunchFailed time.Time
 }
 
 // ActionKind is an effect the tracker asks the controller to carry out.
@@ -108,11 +114,20 @@ const (
 	// source worked; drain and delete the claim's node as Karpenter does when its NodePool is
 	// deleted.
 	ActPoolGone
+	// ActNoInstance: a claim whose launch failed without proof that nothing was launched
+	// ([Tracker.LaunchUnknown]) has no instance in MissedListings listings over
+	// Timeouts.Collect; it left the table: delete its object.
+	ActNoInstance
+	// ActOrphan: an instance carries the name of one of this run's claims that cannot use it —
+	// the claim has another instance (a fleet that returned more than asked), or was given up
+	// before its instance was seen. It is ours beyond doubt and no claim will ever use it:
+	// terminate it, and its Node if one registered (never initialized by this controller).
+	ActOrphan
 )
 
 func (k ActionKind) String() string {
 	return [...]string{"", "Register", "Initialize", "RegistrationTimeout", "LaunchTimeout", "NodeGone",
-		"InstanceGone", "Adopt", "Stray", "PoolGone"}[k]
+		"InstanceGone", "Adopt", "Stray", "PoolGone", "NoInstance", "Orphan"}[k]
 }
 
 // Action is one effect: on a claim (a copy), an instance or a node.
@@ -173,6 +188,11 @@ type Tracker struct {
 	missing map[string]miss
 	// poolGone is when each claim's NodePool was first seen missing, by claim name.
 	poolGone map[string]time.Time
+	// abandoned are the claims given up before an instance was bound to them (launch timed
+	// out, or failed without proof), by name, with when: an instance carrying one of these
+	// names is an orphan. orphans are the instances reported as such, by provider ID.
+	abandoned map[string]time.Time
+	orphans   map[string]bool
 }
 
 type miss struct {
@@ -191,6 +211,8 @@ func (t *Tracker) initLocked() {
 		t.strays = map[string]bool{}
 		t.missing = map[string]miss{}
 		t.poolGone = map[string]time.Time{}
+		t.abandoned = map[string]time.Time{}
+		t.orphans = map[string]bool{}
 	}
 }
 
@@ -438,13 +460,15 @@ func (t *Tracker) Sync(nodes []*corev1.Node, now time.Time) []Action {
 			// Create carries its own deadline; this is the backstop should a provider ignore
 			// it. The instance, if one appears, is adopted or collected by Reconcile.
 			limit := t.Timeouts.launch() + time.Minute
-			if c.Adopted {
-				// Restored from its object: no Create is running; its instance, if the cloud
-				// made one, is bound by Reconcile. Wait as long as for a registration.
+			if awaitingInstance(c) {
+				// Restored from its object, or its Create failed without proof: no Create is
+				// running; its instance, if the cloud made one, is bound by Reconcile. Wait
+				// as long as for a registration.
 				limit = t.Timeouts.registration()
 			}
 			if now.Sub(c.Created) > limit {
 				delete(t.claims, name)
+				t.abandoned[name] = now
 				acts = append(acts, Action{Kind: ActLaunchTimeout, Claim: copyClaim(c)})
 			}
 			continue
@@ -524,7 +548,13 @@ func nodeInitialized(n *corev1.Node, c *Claim) bool {
 //   - an instance no claim knows is bound to the claim named by its claim tag when that claim
 //     was restored still launching ([Tracker.Load]): an earlier run created the object and
 //     the instance but stopped before recording it (ActAdopt; its phase follows from its
-//     Node). Any other instance is reported once (ActStray) and left alone.
+//     Node), or when its Create failed without proof that nothing was launched
+//     ([Tracker.LaunchUnknown]). An instance carrying the name of a claim that has another
+//     instance, or that was given up before its instance was seen, is an orphan: ours, and of
+//     no use (ActOrphan). Any other instance is reported once (ActStray) and left alone.
+//   - a claim whose launch failed without proof is given up when MissedListings listings
+//     begun after the failure, spanning Timeouts.Collect, show no instance with its name
+//     (ActNoInstance).
 //   - a claim whose instance is missing from MissedListings listings in a row spanning at least
 //     Timeouts.Collect is given up (ActInstanceGone); its Node is deleted with it only when the
 //     Node is not Ready (a Ready Node has a kubelet talking, whatever the listing says). A
@@ -558,7 +588,7 @@ func (t *Tracker) Reconcile(instances []*nodeplan.NodeClaim, nodes []*corev1.Nod
 			}
 			continue
 		}
-		if c := t.claims[inst.Name]; inst.Name != "" && c != nil && c.Adopted && c.Phase == PhaseLaunching {
+		if c := t.claims[inst.Name]; inst.Name != "" && c != nil && awaitingInstance(c) {
 			// Launched by an earlier run that stopped before it could record the instance.
 			spec := c.NodeClaim
 			c.NodeClaim.Status = inst.Status
@@ -578,6 +608,12 @@ func (t *Tracker) Reconcile(instances []*nodeplan.NodeClaim, nodes []*corev1.Nod
 			acts = append(acts, Action{Kind: ActAdopt, Claim: copyClaim(c), Node: c.Status.NodeName})
 			continue
 		}
+		if a, ok := t.orphanLocked(inst, byID[id], now); ok {
+			if a.Kind != 0 {
+				acts = append(acts, a)
+			}
+			continue
+		}
 		if !t.strays[id] {
 			t.strays[id] = true
 			acts = append(acts, Action{Kind: ActStray, ProviderID: id, Node: nodeName(byID[id])})
@@ -588,8 +624,19 @@ func (t *Tracker) Reconcile(instances []*nodeplan.NodeClaim, nodes []*corev1.Nod
 			delete(t.strays, id)
 		}
 	}
+	for id := range t.orphans {
+		if !listed[id] {
+			delete(t.orphans, id)
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(t.claims)) {
 		c := t.claims[name]
+		if c.Phase == PhaseLaunching && !c.LaunchFailed.IsZero() {
+			if a, ok := t.noInstanceLocked(c, listedAt, now); ok {
+				acts = append(acts, a)
+			}
+			continue
+		}
 		if c.Phase == PhaseLaunching || listed[c.Status.ProviderID] || !launchTime(c).Before(listedAt) {
 			delete(t.missing, name)
 			continue

@@ -81,8 +81,9 @@ func (h *harness) start(name string, mutate func(*controller.Controller)) func()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
+	// A readiness wait, not a timing assertion: generous for a loaded machine under -race.
 	started := false
-	for range 2000 {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		if strings.Contains(h.logs.String(), `msg="controller started" replica=`+name) {
 			started = true
 			break

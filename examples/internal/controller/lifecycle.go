@@ -272,6 +272,11 @@ func (c *Controller) applyReconcile(ctx context.Context, acts []Action) {
 			c.log().Info("nodepool of nodeclaim is gone; draining its node", "nodeclaim", a.Claim.Name,
 				"nodepool", a.Claim.NodePool, "node", a.Node)
 			c.terminate(ctx, a.Claim, "NodePoolDeleted")
+		case ActNoInstance:
+			c.log().Info("failed launch left no instance; deleting nodeclaim", "nodeclaim", a.Claim.Name, "nodepool", a.Claim.NodePool)
+			c.deleteClaimObject(ctx, a.Claim.Name)
+		case ActOrphan:
+			c.collectOrphan(ctx, a)
 		}
 	}
 }

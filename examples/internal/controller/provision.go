@@ -108,8 +108,8 @@ func (c *Controller) schedulingInput(s snapshot, pending []*corev1.Pod, pools []
 	for _, cl := range c.tracker.List() {
 		switch cl.Phase {
 		case PhaseLaunching, PhaseLaunched, PhaseRegistered:
-			if cl.Adopted && cl.Phase == PhaseLaunching {
-				continue // restored without an instance: nothing to count on
+			if awaitingInstance(cl) {
+				continue // restored, or failed, without an instance: nothing to count on
 			}
 			nc := cl.NodeClaim
 			nc.Resources = c.reserved(cl, pendingKeys)
@@ -122,7 +122,11 @@ func (c *Controller) schedulingInput(s snapshot, pending []*corev1.Pod, pools []
 		}
 	}
 	for _, n := range s.nodes {
-		if inFlightNodes[n.Name] || n.DeletionTimestamp != nil || n.Annotations[AnnotationTerminating] != "" {
+		// A Node still carrying karpenter.sh/unregistered takes no pod until its claim's
+		// controller registers it: one of ours is counted through its claim above, and one of
+		// nobody's (its instance gone before it registered) never will.
+		if inFlightNodes[n.Name] || n.DeletionTimestamp != nil || n.Annotations[AnnotationTerminating] != "" ||
+			hasTaint(n, nodeplan.TaintUnregistered) {
 			continue
 		}
 		in.Nodes = append(in.Nodes, scheduling.Node{Node: n, Pods: s.podsByNode[n.Name]})
@@ -332,6 +336,21 @@ func (c *Controller) launchFor(ctx context.Context, nc scheduling.NewNodeClaim, 
 		lctx, cancel := context.WithTimeout(ctx, c.Timeouts.launch())
 		defer cancel()
 		launched, err := c.createWithToken(lctx, &claim) // Provider.Create, with the launch's bootstrap token (bootstrap.go)
+		if err != nil && launchMayHaveSucceeded(err) && c.tracker.LaunchUnknown(claim.Name, c.now()) {
+			// The cloud may have made the instance anyway (a lost answer, a timeout): the
+			// claim and its object stay until a listing shows the instance, which is then
+			// bound to the claim, or shows there is none.
+			if ctx.Err() != nil {
+				return // the next run restores the claim from its object and does the same
+			}
+			c.log().Error("could not launch nodeclaim; keeping it until the cloud's listings show whether an instance was made",
+				"nodeclaim", claim.Name, "nodepool", claim.NodePool, "err", err)
+			if c.Metrics != nil {
+				c.Metrics.NodeClaimDisrupted(&claim, launchFailureReason(err))
+			}
+			c.batch.trigger(c.now().Add(launchRetry))
+			return
+		}
 		if err != nil {
 			c.tracker.Forget(claim.Name)
 			// A failed Create leaves no instance (the provider's contract), so the object goes.

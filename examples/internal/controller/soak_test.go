@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -45,10 +46,13 @@ import (
 //     past a PodDisruptionBudget, and no pod is deleted (rather than evicted) before its own
 //     terminationGracePeriodSeconds before its node's deadline;
 //   - at the end, with the faults off and the workloads at rest: every instance but the foreign
-//     one has a claim (none leaked), every claim an instance, and no pod is pending.
+//     one has a claim and a NodeClaim object naming it (none leaked), every claim an instance,
+//     every Node but the foreign one an instance (none left behind), and every pod runs on
+//     such a Node (none the plan placed is left pending).
 //
 // Faults: insufficient capacity on random offerings, throttled and failing cloud calls,
-// Provider.List results missing instances, API server errors on the controller's client and
+// partial fleets (an instance made but the answer lost or the call failed, an extra instance
+// carrying the claim's name, no instance for a claim), Provider.List results missing instances, API server errors on the controller's client and
 // outages of a few seconds, spot interruptions, and controller restarts at random points; the
 // workloads (one behind a PDB, one do-not-disrupt) are scaled at random.
 //
@@ -119,6 +123,14 @@ func newSoak(t *testing.T, seed uint64) *soak {
 	s.deployWorkloads()
 	s.startController()
 	return s
+}
+
+// logLevel is Info, or Debug with NODEPLAN_SOAK_DEBUG set: a violation's story in full.
+func (s *soak) logLevel() slog.Level {
+	if os.Getenv("NODEPLAN_SOAK_DEBUG") != "" {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 // chance reports true with probability p, from the soak's seeded source.
@@ -234,7 +246,7 @@ func (s *soak) startController() {
 		NodePools: controller.StaticNodePools(s.h.pools),
 		Solve:     scheduling.Solve,
 		Clock:     s.h.w.Clock,
-		Logger: slog.New(slog.NewTextHandler(s.h.logs, &slog.HandlerOptions{Level: slog.LevelInfo})).
+		Logger: slog.New(slog.NewTextHandler(s.h.logs, &slog.HandlerOptions{Level: s.logLevel()})).
 			With("replica", fmt.Sprintf("run-%d", s.restarts)),
 		Seed:     s.seed*1000 + uint64(s.restarts),
 		Timeouts: controller.Timeouts{Registration: 5 * time.Minute},
@@ -434,6 +446,44 @@ func (p *soakCloud) List(ctx context.Context) ([]*nodeplan.NodeClaim, error) {
 	return slices.Delete(insts, i, i+1), nil
 }
 
+// Create launches through the simulated cloud and now and then answers as a fleet request can
+// go wrong, the partial fleets: the instance made but the answer lost (a timeout, or a failed
+// call whose clean-up could not find the instance), more instances than asked (the extra one
+// left running, carrying the claim's name), or none of those asked for this claim (its
+// offering out of capacity while the others of the request were filled).
+func (p *soakCloud) Create(ctx context.Context, claim *nodeplan.NodeClaim) (*nodeplan.NodeClaim, error) {
+	if !p.s.faulty() {
+		return p.Memory.Create(ctx, claim)
+	}
+	k := p.s.intn(100)
+	out, err := p.Memory.Create(ctx, claim)
+	if err != nil || k >= 32 {
+		return out, err
+	}
+	switch {
+	case k < 8:
+		p.s.inject("cloud: partial fleet: launched, answer lost")
+		return nil, context.DeadlineExceeded
+	case k < 16:
+		p.s.inject("cloud: partial fleet: launched, call failed")
+		return nil, &cloudprovider.LaunchError{Reason: cloudprovider.ReasonLaunchFailed,
+			Err: errors.New("InternalError: An internal error has occurred (clean-up found no instance to terminate)")}
+	case k < 24:
+		if _, err := p.Memory.Create(ctx, claim); err == nil {
+			p.s.inject("cloud: partial fleet: an extra instance")
+		}
+		return out, nil
+	default:
+		// The instance the request would have made for this claim is not made.
+		if err := p.Memory.Delete(ctx, out.Status.ProviderID); err != nil {
+			return nil, err
+		}
+		p.s.inject("cloud: partial fleet: no instance for this claim")
+		return nil, &cloudprovider.InsufficientCapacityError{Offerings: []cloudprovider.OfferingKey{{
+			InstanceType: out.Status.InstanceType, Zone: out.Status.Zone, CapacityType: out.Status.CapacityType}}}
+	}
+}
+
 func (p *soakCloud) Delete(ctx context.Context, providerID string) error {
 	p.s.check("instance deletion owned by the controller")
 	if providerID == p.s.foreignInstance {
@@ -575,7 +625,11 @@ func (s *soak) settle() {
 	}
 	var last string
 	ok, err := w.Until(ctx, 30*time.Minute, func() bool {
-		last = s.unsettled()
+		now := s.unsettled()
+		if now != last && now != "" && testing.Verbose() {
+			s.t.Logf("+%v settling: %s", w.Elapsed(), now)
+		}
+		last = now
 		return last == ""
 	})
 	if err != nil {
@@ -590,15 +644,31 @@ func (s *soak) settle() {
 		}
 	}
 	s.checkForeign()
-	s.check("no instance leaked")
-	s.check("no pod left pending")
+	insts, err := w.Cloud.List(ctx)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, i := range insts {
+		if i.Status.ProviderID != s.foreignInstance {
+			s.check("instance at rest has a NodeClaim (none leaked)")
+		}
+	}
+	for range s.h.pods("test") {
+		s.check("pod at rest is running on a live node (none left pending)")
+	}
+	if nodes, err := w.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		for range nodes.Items {
+			s.check("node at rest has a live instance (none left behind)")
+		}
+	}
 	if !ok {
 		s.violate("30 minutes after the faults stopped: %s", last)
 	}
 }
 
-// unsettled says what is not at rest yet: an instance without a claim, a claim without an
-// instance, a pod not running.
+// unsettled says what is not at rest yet: an instance without a claim in the table and a
+// NodeClaim object naming it, a claim without an instance, a Node without an instance, a pod
+// not running on a Node with an instance.
 func (s *soak) unsettled() string {
 	ctx := context.Background()
 	insts, err := s.h.w.Cloud.List(ctx)
@@ -606,6 +676,16 @@ func (s *soak) unsettled() string {
 		return err.Error()
 	}
 	var problems []string
+	objects := map[string]string{} // provider ID → NodeClaim object
+	if l, err := s.h.w.Dynamic.Resource(controller.NodeClaimGVR).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, u := range l.Items {
+			if id, _, _ := unstructured.NestedString(u.Object, "status", "providerID"); id != "" {
+				objects[id] = u.GetName()
+			}
+		}
+	} else {
+		return err.Error()
+	}
 	live := map[string]bool{}
 	for _, i := range insts {
 		live[i.Status.ProviderID] = true
@@ -614,6 +694,8 @@ func (s *soak) unsettled() string {
 		}
 		if s.currentTracker().ByProviderID(i.Status.ProviderID) == nil {
 			problems = append(problems, "instance "+i.Status.ProviderID+" has no claim")
+		} else if objects[i.Status.ProviderID] == "" {
+			problems = append(problems, "instance "+i.Status.ProviderID+" has no NodeClaim object")
 		}
 	}
 	for _, cl := range s.currentTracker().List() {
@@ -621,15 +703,29 @@ func (s *soak) unsettled() string {
 			problems = append(problems, "claim "+cl.Name+" has no instance")
 		}
 	}
+	nodes, err := s.h.w.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	alive := map[string]bool{} // Node name → it has a live instance (or is the foreign one)
+	for _, n := range nodes.Items {
+		alive[n.Name] = live[n.Spec.ProviderID] || s.foreignNodes[n.Name]
+		if !alive[n.Name] {
+			problems = append(problems, "node "+n.Name+" has no instance")
+		}
+	}
 	for _, p := range s.h.pods("test") {
 		if p.Spec.NodeName == "" || p.Status.Phase != corev1.PodRunning {
 			problems = append(problems, "pod "+p.Name+" not running")
+		} else if !alive[p.Spec.NodeName] {
+			problems = append(problems, "pod "+p.Name+" runs on "+p.Spec.NodeName+", which has no instance")
 		}
 	}
 	return strings.Join(problems, "; ")
 }
 
 func (s *soak) report(dur time.Duration) {
+	world := s.describeWorld() // before taking s.mu: it reads the current tracker under it
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	total := func(m map[string]int) int {
@@ -656,8 +752,50 @@ func (s *soak) report(dur time.Duration) {
 		s.t.Errorf("violation: %s", v)
 	}
 	if len(s.violations) > 0 {
+		s.t.Logf("world at the end:\n%s", world)
 		s.t.Logf("controller logs:\n%s", s.h.logs.String())
 	}
+}
+
+// describeWorld renders what a violation needs to be understood: the Nodes with their taints
+// and readiness, the claims with their phases, and the pods not running with the scheduler's
+// reason.
+func (s *soak) describeWorld() string {
+	ctx := context.Background()
+	var b strings.Builder
+	if nodes, err := s.h.w.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range nodes.Items {
+			var taints []string
+			for _, t := range n.Spec.Taints {
+				taints = append(taints, t.Key+":"+string(t.Effect))
+			}
+			ready := "NotReady"
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready = "Ready"
+				}
+			}
+			fmt.Fprintf(&b, "node %s %s %s taints=%v unschedulable=%v deleting=%v annotations=%v\n", n.Name, n.Spec.ProviderID, ready,
+				taints, n.Spec.Unschedulable, n.DeletionTimestamp != nil, n.Annotations)
+		}
+	}
+	for _, cl := range s.currentTracker().List() {
+		fmt.Fprintf(&b, "claim %s %s %s node=%s adopted=%v launch-failed=%v\n", cl.Name, cl.Phase, cl.Status.ProviderID,
+			cl.Status.NodeName, cl.Adopted, !cl.LaunchFailed.IsZero())
+	}
+	for _, p := range s.h.pods("test") {
+		if p.Status.Phase == corev1.PodRunning {
+			continue
+		}
+		msg := ""
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled {
+				msg = c.Reason + ": " + c.Message
+			}
+		}
+		fmt.Fprintf(&b, "pod %s node=%q phase=%s %s selector=%v\n", p.Name, p.Spec.NodeName, p.Status.Phase, msg, p.Spec.NodeSelector)
+	}
+	return b.String()
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {

@@ -93,6 +93,9 @@ func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string) {
 		return
 	}
 	c.deleteNodeObject(ctx, cl.Status.NodeName)
+	// A Node that registered while the instance was being deleted (a claim interrupted before
+	// its Node came) would otherwise stay for ever, NotReady, with no claim to clean it up.
+	c.deleteLateNodes(ctx, cl.Status.ProviderID, cl.Status.NodeName)
 	c.tracker.Forget(cl.Name)
 	c.deleteClaimObject(ctx, cl.Name)
 	c.log().Info("deleted nodeclaim", "nodeclaim", cl.Name, "node", cl.Status.NodeName, "reason", reason,
@@ -100,6 +103,28 @@ func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string) {
 	c.emit(Event{Kind: EventNodeClaimDeleted, NodeClaim: cl.Name, NodePool: cl.NodePool, Node: cl.Status.NodeName, Reason: reason})
 	if c.Metrics != nil {
 		c.Metrics.NodeClaimTerminated(&cl.NodeClaim)
+	}
+}
+
+// deleteLateNodes deletes, once providerID's instance is gone, the Nodes with that provider ID
+// other than known (already handled), read from the API server rather than the cache: the
+// cache may not have seen a registration that raced with the deletion.
+func (c *Controller) deleteLateNodes(ctx context.Context, providerID, known string) {
+	if providerID == "" {
+		return
+	}
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log().Error("could not list nodes to find one registered for a deleted instance", "provider-id", providerID, "err", err)
+		}
+		return
+	}
+	for _, n := range nodes.Items {
+		if n.Spec.ProviderID == providerID && n.Name != known {
+			c.log().Info("deleting node registered for an instance already deleted", "node", n.Name, "provider-id", providerID)
+			c.deleteNodeObject(ctx, n.Name)
+		}
 	}
 }
 

@@ -1,0 +1,140 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider"
+)
+
+// A launch can fail after the cloud made the instance: the answer to the fleet request was lost
+// or timed out, or the provider's own clean-up could not find or terminate what it launched
+// (EC2's DescribeInstances is eventually consistent). Such an instance carries its claim's
+// name, so it is ours beyond doubt; this file makes sure it ends with a claim or terminated,
+// never running unowned.
+
+// launchMayHaveSucceeded reports whether a failed Provider.Create leaves open that an instance
+// was made: every error but the cloud's definite refusals — insufficient capacity, a node
+// class not ready, a launch error with a specific reason (unauthorized, no image, quota...).
+func launchMayHaveSucceeded(err error) bool {
+	if cloudprovider.IsInsufficientCapacity(err) || cloudprovider.IsNodeClassNotReady(err) {
+		return false
+	}
+	r := cloudprovider.LaunchReason(err)
+	return r == "" || r == cloudprovider.ReasonLaunchFailed
+}
+
+// awaitingInstance reports whether a launching claim has no Create running and waits for
+// Reconcile to bind the instance the cloud may have made for it: restored from its object
+// after a restart, or its Create failed without proof that nothing was launched.
+func awaitingInstance(c *Claim) bool {
+	return c.Phase == PhaseLaunching && (c.Adopted || !c.LaunchFailed.IsZero())
+}
+
+// LaunchUnknown records that the claim's Create failed at now without proving that nothing was
+// launched. The claim stays in the table, reserving nothing and not offered to the solver, until
+// [Tracker.Reconcile] binds the instance carrying its name or MissedListings listings begun
+// after now over Timeouts.Collect show none (ActNoInstance). It reports false when the claim is
+// not launching (gone, or already bound): the caller then treats the failure as final.
+func (t *Tracker) LaunchUnknown(name string, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.initLocked()
+	c, ok := t.claims[name]
+	if !ok || c.Phase != PhaseLaunching || c.Status.ProviderID != "" {
+		return false
+	}
+	c.LaunchFailed = now
+	c.Planned = nil // its pods are solved again; it keeps no room for them
+	delete(t.missing, name)
+	return true
+}
+
+// noInstanceLocked judges a claim whose launch failed without proof against a listing that did
+// not show its instance (one that did has bound it already): listings begun before the failure
+// prove nothing. It drops the claim once MissedListings listings over Timeouts.Collect missed
+// it. t.mu must be held.
+func (t *Tracker) noInstanceLocked(c *Claim, listedAt, now time.Time) (Action, bool) {
+	if listedAt.Before(c.LaunchFailed) {
+		return Action{}, false
+	}
+	m, ok := t.missing[c.Name]
+	if !ok {
+		m.since = listedAt
+	}
+	m.count++
+	t.missing[c.Name] = m
+	if m.count < MissedListings || now.Sub(m.since) < t.Timeouts.collect() {
+		return Action{}, false
+	}
+	delete(t.claims, c.Name)
+	delete(t.missing, c.Name)
+	delete(t.poolGone, c.Name)
+	t.abandoned[c.Name] = now
+	return Action{Kind: ActNoInstance, Claim: copyClaim(c)}, true
+}
+
+// abandonedMemory is how long the name of a claim given up before its instance was seen is
+// remembered: an instance that turns up later under that name is an orphan.
+const abandonedMemory = time.Hour
+
+// orphanLocked reports an instance no claim holds whose claim tag names one of this run's
+// claims that cannot use it: the claim is bound to another instance, or was given up before
+// an instance was seen. Each is reported once while it is listed. A Node that registered for
+// it and was initialized by someone (no karpenter.sh/unregistered taint left) keeps it a stray:
+// something else runs it. t.mu must be held.
+func (t *Tracker) orphanLocked(inst *nodeplan.NodeClaim, n *corev1.Node, now time.Time) (Action, bool) {
+	for name, at := range t.abandoned {
+		if now.Sub(at) > abandonedMemory {
+			delete(t.abandoned, name)
+		}
+	}
+	id := inst.Status.ProviderID
+	if inst.Name == "" {
+		return Action{}, false
+	}
+	c := t.claims[inst.Name]
+	_, gaveUp := t.abandoned[inst.Name]
+	ours := gaveUp && c == nil || c != nil && c.Status.ProviderID != "" && c.Status.ProviderID != id
+	if !ours || (n != nil && !hasTaint(n, nodeplan.TaintUnregistered)) {
+		return Action{}, false
+	}
+	if t.orphans[id] {
+		return Action{}, true // reported; its termination is under way
+	}
+	t.orphans[id] = true
+	a := Action{Kind: ActOrphan, ProviderID: id, Node: nodeName(n)}
+	if c != nil {
+		a.Claim = copyClaim(c)
+	}
+	return a, true
+}
+
+// collectOrphan terminates an orphan instance in the background, then deletes its Node if one
+// registered (never initialized, so no pod ran there). A shutdown stops the retries; the next
+// run's listing shows the instance again.
+func (c *Controller) collectOrphan(ctx context.Context, a Action) {
+	if !c.claimBusy("orphan/" + a.ProviderID) {
+		return
+	}
+	claim := ""
+	if a.Claim != nil {
+		claim = a.Claim.Name
+	}
+	c.log().Info("instance was launched for a nodeclaim that cannot use it; terminating it", "nodeclaim", claim,
+		"provider-id", a.ProviderID, "node", a.Node)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer c.release("orphan/" + a.ProviderID)
+		if !c.deleteInstance(ctx, a.ProviderID) {
+			return
+		}
+		// Its Node, if one registered (now or while the instance was deleted), was never
+		// initialized: orphanLocked leaves alone an instance whose Node someone initialized.
+		c.deleteLateNodes(ctx, a.ProviderID, "")
+	}()
+}
