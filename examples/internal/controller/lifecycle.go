@@ -256,6 +256,9 @@ func (c *Controller) applyReconcile(ctx context.Context, acts []Action) {
 		case ActStray:
 			c.log().Info("instance has no nodeclaim; leaving it alone", "provider-id", a.ProviderID, "node", a.Node)
 		case ActInstanceGone:
+			if c.instanceStillThere(ctx, a.Claim) {
+				continue
+			}
 			if a.Node == "" && a.Claim.Status.NodeName != "" {
 				c.log().Error("instance is gone but its node is still Ready; deleting the nodeclaim and leaving the node",
 					"nodeclaim", a.Claim.Name, "node", a.Claim.Status.NodeName, "provider-id", a.Claim.Status.ProviderID)

@@ -92,10 +92,17 @@ func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string) {
 	if cl.Status.ProviderID != "" && !c.deleteInstance(ctx, cl.Status.ProviderID) {
 		return
 	}
-	c.deleteNodeObject(ctx, cl.Status.NodeName)
+	// The claim is forgotten only once its Node is gone: a Node left behind would stay for
+	// ever, with no claim to clean it up. On shutdown the claim's object stays, and the next
+	// run finishes the termination.
+	if !c.deleteNodeUntilGone(ctx, cl.Status.NodeName) {
+		return
+	}
 	// A Node that registered while the instance was being deleted (a claim interrupted before
 	// its Node came) would otherwise stay for ever, NotReady, with no claim to clean it up.
-	c.deleteLateNodes(ctx, cl.Status.ProviderID, cl.Status.NodeName)
+	if !c.deleteLateNodes(ctx, cl.Status.ProviderID, cl.Status.NodeName) {
+		return
+	}
 	c.tracker.Forget(cl.Name)
 	c.deleteClaimObject(ctx, cl.Name)
 	c.log().Info("deleted nodeclaim", "nodeclaim", cl.Name, "node", cl.Status.NodeName, "reason", reason,
@@ -109,21 +116,60 @@ func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string) {
 // deleteLateNodes deletes, once providerID's instance is gone, the Nodes with that provider ID
 // other than known (already handled), read from the API server rather than the cache: the
 // cache may not have seen a registration that raced with the deletion.
-func (c *Controller) deleteLateNodes(ctx context.Context, providerID, known string) {
+// It reports false when ctx ended first.
+func (c *Controller) deleteLateNodes(ctx context.Context, providerID, known string) bool {
 	if providerID == "" {
-		return
+		return true
 	}
-	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		if ctx.Err() == nil {
-			c.log().Error("could not list nodes to find one registered for a deleted instance", "provider-id", providerID, "err", err)
+	var b backoff
+	for {
+		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for _, n := range nodes.Items {
+				if n.Spec.ProviderID == providerID && n.Name != known {
+					c.log().Info("deleting node registered for an instance already deleted", "node", n.Name, "provider-id", providerID)
+					if !c.deleteNodeUntilGone(ctx, n.Name) {
+						return false
+					}
+				}
+			}
+			return true
 		}
-		return
+		if ctx.Err() == nil {
+			c.log().Error("could not list nodes to find one registered for a deleted instance; retrying", "provider-id", providerID, "err", err)
+		}
+		if b.wait(ctx, c) != nil {
+			return false
+		}
 	}
-	for _, n := range nodes.Items {
-		if n.Spec.ProviderID == providerID && n.Name != known {
-			c.log().Info("deleting node registered for an instance already deleted", "node", n.Name, "provider-id", providerID)
-			c.deleteNodeObject(ctx, n.Name)
+}
+
+// deleteNodeUntilGone deletes a Node object (its termination finalizer lifted first), retrying
+// with backoff until it is gone. It reports false when ctx ended first.
+func (c *Controller) deleteNodeUntilGone(ctx context.Context, name string) bool {
+	if name == "" {
+		return true
+	}
+	var b backoff
+	for {
+		err := c.updateNode(ctx, name, func(n *corev1.Node) {
+			n.Finalizers = slices.DeleteFunc(n.Finalizers, func(f string) bool { return f == FinalizerTermination })
+		})
+		if err == nil {
+			err = c.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+			if err == nil {
+				c.log().Info("deleted node", "node", name)
+				return true
+			}
+		}
+		if apierrors.IsNotFound(err) {
+			return true
+		}
+		if ctx.Err() == nil {
+			c.log().Error("could not delete node; retrying", "node", name, "err", err)
+		}
+		if b.wait(ctx, c) != nil {
+			return false
 		}
 	}
 }

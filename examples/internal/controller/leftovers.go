@@ -10,11 +10,12 @@ import (
 	"github.com/nodeplan/nodeplan/cloudprovider"
 )
 
-// A launch can fail after the cloud made the instance: the answer to the fleet request was lost
-// or timed out, or the provider's own clean-up could not find or terminate what it launched
-// (EC2's DescribeInstances is eventually consistent). Such an instance carries its claim's
-// name, so it is ours beyond doubt; this file makes sure it ends with a claim or terminated,
-// never running unowned.
+// What the cloud leaves behind or hides. A launch can fail after the cloud made the instance:
+// the answer to the fleet request was lost or timed out, or the provider's own clean-up could
+// not find or terminate what it launched (EC2's DescribeInstances is eventually consistent).
+// Such an instance carries its claim's name, so it is ours beyond doubt; this file makes sure it
+// ends with a claim or terminated, never running unowned. And a listing can miss an instance
+// that runs: before a claim is given up, the instance is looked up by its own id.
 
 // launchMayHaveSucceeded reports whether a failed Provider.Create leaves open that an instance
 // was made: every error but the cloud's definite refusals — insufficient capacity, a node
@@ -137,4 +138,40 @@ func (c *Controller) collectOrphan(ctx context.Context, a Action) {
 		// initialized: orphanLocked leaves alone an instance whose Node someone initialized.
 		c.deleteLateNodes(ctx, a.ProviderID, "")
 	}()
+}
+
+// Restore puts back a claim that [Tracker.Reconcile] gave up (ActInstanceGone) when the instance
+// turns out to be there after all, with its count of missed listings reset. It reports false
+// when the name was taken meanwhile.
+func (t *Tracker) Restore(c *Claim) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.initLocked()
+	if _, ok := t.claims[c.Name]; ok {
+		return false
+	}
+	t.claims[c.Name] = copyClaim(c)
+	delete(t.missing, c.Name)
+	return true
+}
+
+// instanceStillThere asks the provider for the instance of a claim the listings have missed
+// long enough to give it up: a lookup by id does not depend on the listing's filters and
+// pages. Only NotFound confirms the instance is gone; an instance found, or an error (the
+// answer unknown), restores the claim, which the next listings judge again.
+func (c *Controller) instanceStillThere(ctx context.Context, cl *Claim) bool {
+	_, err := c.Provider.Get(ctx, cl.Status.ProviderID)
+	if cloudprovider.IsNotFound(err) {
+		return false
+	}
+	if c.tracker.Restore(cl) {
+		if err != nil {
+			c.log().Info("listings missed the instance of a nodeclaim and it could not be looked up; keeping the nodeclaim",
+				"nodeclaim", cl.Name, "provider-id", cl.Status.ProviderID, "err", err)
+		} else {
+			c.log().Info("listings missed the instance of a nodeclaim, but it is there; keeping the nodeclaim",
+				"nodeclaim", cl.Name, "provider-id", cl.Status.ProviderID)
+		}
+	}
+	return true
 }
