@@ -264,6 +264,9 @@ func (p *Provider) instanceClaim(ctx context.Context, inst *ec2types.Instance) *
 	if h := tags[TagNodeClassHash]; h != "" {
 		c.Annotations[TagNodeClassHash] = h
 	}
+	if v := tags[TagInstallation]; v != "" {
+		c.Annotations[TagInstallation] = v // who launched it, for a caller telling its own from others'
+	}
 	if price, ok := p.price(itype, zone, ct); ok {
 		c.Status.Price = price
 	}

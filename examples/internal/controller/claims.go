@@ -178,6 +178,10 @@ func orDefault(d, def time.Duration) time.Duration {
 // use.
 type Tracker struct {
 	Timeouts Timeouts
+	// Installation, when set, is this installation's name: an instance listed with it in its
+	// nodeplan.io/installation annotation (the tag the provider set at launch) whose claim is
+	// not in the table is an orphan ([Tracker.Reconcile]). Empty leaves such instances strays.
+	Installation string
 
 	mu     sync.Mutex
 	claims map[string]*Claim // by claim name

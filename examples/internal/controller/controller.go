@@ -218,6 +218,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	c.tracker.Timeouts = c.Timeouts
 	c.Provider = c.Metrics.InstrumentProvider(c.Provider) // metrics.go: karpenter_cloudprovider_* series
+	c.tracker.Installation = c.installation()
 	concurrency := c.LaunchConcurrency
 	if concurrency <= 0 {
 		concurrency = 8

@@ -111,6 +111,16 @@ func TestEC2LaunchFailedAfterLaunchIsTracked(t *testing.T) {
 	if got := tr.Get(cl.Name); got == nil || !strings.HasSuffix(got.Status.ProviderID, strings.Fields(running(srv)[0])[0]) {
 		t.Errorf("claim = %+v, want it bound to the running instance", got)
 	}
+	// Had the claim been lost (a restart after its object went), the installation's tag, set
+	// at launch and read back by List, still marks the instance as ours: an orphan, not a stray.
+	if ec2.TagInstallation != AnnotationInstallation {
+		t.Fatalf("ec2.TagInstallation %q != AnnotationInstallation %q", ec2.TagInstallation, AnnotationInstallation)
+	}
+	fresh := &Tracker{Installation: "nodeplan"}
+	acts = fresh.Reconcile(insts, nil, []string{"default"}, t0.Add(time.Minute), t0.Add(time.Minute))
+	if len(acts) != 1 || acts[0].Kind != ActOrphan {
+		t.Errorf("a fresh table's Reconcile() = %v, want the instance an orphan", describe(acts))
+	}
 }
 
 // A fleet answers with one instance more than asked. The provider terminates the extra before

@@ -82,11 +82,14 @@ func (t *Tracker) noInstanceLocked(c *Claim, listedAt, now time.Time) (Action, b
 // remembered: an instance that turns up later under that name is an orphan.
 const abandonedMemory = time.Hour
 
-// orphanLocked reports an instance no claim holds whose claim tag names one of this run's
-// claims that cannot use it: the claim is bound to another instance, or was given up before
-// an instance was seen. Each is reported once while it is listed. A Node that registered for
-// it and was initialized by someone (no karpenter.sh/unregistered taint left) keeps it a stray:
-// something else runs it. t.mu must be held.
+// orphanLocked reports an instance no claim holds that is ours and of no use: its claim tag
+// names a claim that is bound to another instance, or that this run gave up before an instance
+// was seen, or it carries this installation's identity (t.Installation, set at launch) under a
+// claim name the table does not hold — every claim of this installation is in the table from
+// before its Create until its instance is gone, and a restart loads them all before the first
+// listing. Each is reported once while it is listed. A Node that registered for it and was
+// initialized by someone (no karpenter.sh/unregistered taint left) keeps it a stray: something
+// else runs it. t.mu must be held.
 func (t *Tracker) orphanLocked(inst *nodeplan.NodeClaim, n *corev1.Node, now time.Time) (Action, bool) {
 	for name, at := range t.abandoned {
 		if now.Sub(at) > abandonedMemory {
@@ -99,7 +102,8 @@ func (t *Tracker) orphanLocked(inst *nodeplan.NodeClaim, n *corev1.Node, now tim
 	}
 	c := t.claims[inst.Name]
 	_, gaveUp := t.abandoned[inst.Name]
-	ours := gaveUp && c == nil || c != nil && c.Status.ProviderID != "" && c.Status.ProviderID != id
+	mine := t.Installation != "" && inst.Annotations[AnnotationInstallation] == t.Installation
+	ours := (gaveUp || mine) && c == nil || c != nil && c.Status.ProviderID != "" && c.Status.ProviderID != id
 	if !ours || (n != nil && !hasTaint(n, nodeplan.TaintUnregistered)) {
 		return Action{}, false
 	}

@@ -115,3 +115,31 @@ func TestLaunchMayHaveSucceeded(t *testing.T) {
 		}
 	}
 }
+
+// An instance carrying this installation's identity under a claim name the table does not hold
+// (its claim lost across a restart) is an orphan; another installation's, or one whose Node was
+// initialized by someone, stays a stray.
+func TestInstallationIdentityMakesAnOrphan(t *testing.T) {
+	tr := &Tracker{Installation: "prod"}
+	tagged := func(name, id, installation string) *nodeplan.NodeClaim {
+		i := launched(name, "default", id, t0)
+		i.Annotations = map[string]string{AnnotationInstallation: installation}
+		return i
+	}
+	insts := []*nodeplan.NodeClaim{
+		tagged("default-lost1", "memory:///us-east-1a/i-1", "prod"),
+		tagged("default-other", "memory:///us-east-1a/i-2", "staging"),
+		tagged("default-lost2", "memory:///us-east-1a/i-3", "prod"),
+		launched("default-karp1", "default", "memory:///us-east-1a/i-4", t0), // no identity: Karpenter's
+	}
+	n3 := node("n3", "memory:///us-east-1a/i-3", ready)
+	acts := tr.Reconcile(insts, []*corev1.Node{n3}, []string{"default"}, t0.Add(time.Minute), t0.Add(time.Minute))
+	want := []string{"Stray memory:///us-east-1a/i-2", "Stray memory:///us-east-1a/i-3 @n3", "Stray memory:///us-east-1a/i-4",
+		"Orphan memory:///us-east-1a/i-1"}
+	if diff := cmp.Diff(want, describe(acts)); diff != "" {
+		t.Errorf("Reconcile() (-want +got):\n%s", diff)
+	}
+	if got := describe((&Tracker{}).Reconcile(insts[:1], nil, []string{"default"}, t0, t0)); !cmp.Equal(got, []string{"Stray memory:///us-east-1a/i-1"}) {
+		t.Errorf("without an installation name: %v, want the instance a stray", got)
+	}
+}

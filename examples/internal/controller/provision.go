@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -292,6 +293,14 @@ func (c *Controller) launch(ctx context.Context, nc scheduling.NewNodeClaim, why
 func (c *Controller) launchFor(ctx context.Context, nc scheduling.NewNodeClaim, why string, pods map[string]*corev1.Pod) string {
 	claim := nc.NodeClaim
 	claim.Name = c.newClaimName(claim.NodePool)
+	// The installation's identity goes with the launch (a provider that records annotations,
+	// or tags by its own option as EC2 does), so an instance whose claim is lost is still
+	// known as ours.
+	claim.Annotations = maps.Clone(claim.Annotations)
+	if claim.Annotations == nil {
+		claim.Annotations = map[string]string{}
+	}
+	claim.Annotations[AnnotationInstallation] = c.installation()
 	c.stampPoolHash(&claim)
 	if pool, ok := c.pool(claim.NodePool); ok {
 		if claim.TerminationGracePeriod == 0 {

@@ -40,8 +40,9 @@ import (
 //
 //   - no Node and no instance the controller does not own is deleted (the world is seeded with
 //     an EKS-managed-style Node whose provider ID has the cloud's scheme but no instance behind
-//     it in any listing, and with an instance of another installation, which the simulated
-//     kubelet registers as a Node);
+//     it in any listing, with an instance of another installation and pool, and with one of
+//     another nodeplan installation in a pool named like ours, which the simulated kubelet
+//     registers as Nodes);
 //   - no eviction is sent for a pod with an active karpenter.sh/do-not-disrupt, none is accepted
 //     past a PodDisruptionBudget, and no pod is deleted (rather than evicted) before its own
 //     terminationGracePeriodSeconds before its node's deadline;
@@ -101,9 +102,10 @@ type soak struct {
 	checks     map[string]int
 	violations []string
 
-	foreignNode     string
-	foreignInstance string
-	foreignNodes    map[string]bool
+	foreignNode      string
+	foreignInstance  string
+	foreignInstances []string // foreignInstance, and one of another nodeplan installation
+	foreignNodes     map[string]bool
 
 	stop     func()
 	ctrl     *controller.Controller
@@ -164,6 +166,11 @@ func (s *soak) violate(format string, args ...any) {
 	s.violations = append(s.violations, fmt.Sprintf("+%v: ", s.h.w.Elapsed())+fmt.Sprintf(format, args...))
 }
 
+// isForeign reports whether an instance is one the soak seeded as not the controller's.
+func (s *soak) isForeign(providerID string) bool {
+	return slices.Contains(s.foreignInstances, providerID)
+}
+
 func (s *soak) faulty() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -197,6 +204,13 @@ func (s *soak) seedForeign() {
 		s.t.Fatal(err)
 	}
 	s.foreignInstance = other.Status.ProviderID
+	// Another nodeplan installation's instance, of a pool with the same name as ours.
+	second, err := s.h.w.Cloud.Create(ctx, &nodeplan.NodeClaim{Name: "default-q7t2w", NodePool: "default",
+		InstanceTypeOptions: []string{"c6a.large"}, Annotations: map[string]string{controller.AnnotationInstallation: "staging"}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.foreignInstances = []string{s.foreignInstance, second.Status.ProviderID}
 }
 
 func (s *soak) deployWorkloads() {
@@ -486,7 +500,7 @@ func (p *soakCloud) Create(ctx context.Context, claim *nodeplan.NodeClaim) (*nod
 
 func (p *soakCloud) Delete(ctx context.Context, providerID string) error {
 	p.s.check("instance deletion owned by the controller")
-	if providerID == p.s.foreignInstance {
+	if p.s.isForeign(providerID) {
 		p.s.violate("terminated instance %s of another installation", providerID)
 	}
 	return p.Memory.Delete(ctx, providerID)
@@ -553,7 +567,7 @@ func (s *soak) injectOne() {
 		insts, _ := w.Cloud.List(ctx)
 		var ours []*nodeplan.NodeClaim
 		for _, i := range insts {
-			if i.Status.ProviderID != s.foreignInstance && i.Status.CapacityType == nodeplan.CapacityTypeSpot {
+			if !s.isForeign(i.Status.ProviderID) && i.Status.CapacityType == nodeplan.CapacityTypeSpot {
 				ours = append(ours, i)
 			}
 		}
@@ -597,9 +611,11 @@ func (s *soak) checkForeign() {
 	if _, err := s.h.w.Client.CoreV1().Nodes().Get(ctx, s.foreignNode, metav1.GetOptions{}); err != nil {
 		s.violate("foreign Node %s: %v", s.foreignNode, err)
 	}
-	s.check("foreign instance still there")
-	if _, err := s.h.w.Cloud.Get(ctx, s.foreignInstance); err != nil {
-		s.violate("foreign instance %s: %v", s.foreignInstance, err)
+	for _, id := range s.foreignInstances {
+		s.check("foreign instance still there")
+		if _, err := s.h.w.Cloud.Get(ctx, id); err != nil {
+			s.violate("foreign instance %s: %v", id, err)
+		}
 	}
 }
 
@@ -649,7 +665,7 @@ func (s *soak) settle() {
 		s.t.Fatal(err)
 	}
 	for _, i := range insts {
-		if i.Status.ProviderID != s.foreignInstance {
+		if !s.isForeign(i.Status.ProviderID) {
 			s.check("instance at rest has a NodeClaim (none leaked)")
 		}
 	}
@@ -689,7 +705,7 @@ func (s *soak) unsettled() string {
 	live := map[string]bool{}
 	for _, i := range insts {
 		live[i.Status.ProviderID] = true
-		if i.Status.ProviderID == s.foreignInstance {
+		if s.isForeign(i.Status.ProviderID) {
 			continue
 		}
 		if s.currentTracker().ByProviderID(i.Status.ProviderID) == nil {
