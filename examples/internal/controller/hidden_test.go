@@ -64,3 +64,29 @@ func TestListingThatKeepsMissingAnInstanceGivesUpNothing(t *testing.T) {
 		t.Errorf("%d NodeClaim objects, want 1", len(claims))
 	}
 }
+
+// A Node that never registered (karpenter.sh/unregistered still on it) whose instance is gone
+// is deleted — an orphan's Node whose deletion a restart interrupted, say; the never-registered
+// Node of a live instance (another installation's) is left alone.
+func TestUnregisteredNodeOfAGoneInstanceIsDeleted(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	gone, err := h.w.Cloud.Create(ctx, &nodeplan.NodeClaim{Name: "default-gone1", NodePool: "default", InstanceTypeOptions: []string{"c6a.large"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := h.w.Cloud.Create(ctx, &nodeplan.NodeClaim{Name: "default-live1", NodePool: "default", InstanceTypeOptions: []string{"c6a.large"},
+		Annotations: map[string]string{controller.AnnotationInstallation: "staging"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.until(time.Minute, "both Nodes registered", func() bool { return h.nodes() == 2 })
+	if err := h.w.Cloud.Delete(ctx, gone.Status.ProviderID); err != nil {
+		t.Fatal(err)
+	}
+	h.start("a", nil)
+	h.until(5*time.Minute, "the gone instance's Node deleted", func() bool { return h.nodes() == 1 })
+	if n := h.w.Kubelet.NodeName(live.Status.ProviderID); h.node(n) == nil {
+		t.Errorf("the live instance's Node %s was deleted", n)
+	}
+}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -178,4 +179,45 @@ func (c *Controller) instanceStillThere(ctx context.Context, cl *Claim) bool {
 		}
 	}
 	return true
+}
+
+// sweepUnregisteredNodes deletes the Nodes that can never be used: still carrying
+// karpenter.sh/unregistered (no controller ever registered them, so no pod ran there), older
+// than Timeouts.Collect, with a provider ID of the provider's scheme that is neither in the
+// listing nor a claim's, and whose instance a lookup by id confirms gone — what a cloud's node
+// lifecycle controller removes. An orphan's Node whose deletion a restart interrupted ends so.
+// Nodes of live instances (another installation's, registering) are never touched.
+func (c *Controller) sweepUnregisteredNodes(ctx context.Context, insts []*nodeplan.NodeClaim) {
+	listed := map[string]bool{}
+	schemes := map[string]bool{}
+	for _, i := range insts {
+		listed[i.Status.ProviderID] = true
+		schemes[providerScheme(i.Status.ProviderID)] = true
+	}
+	for _, cl := range c.tracker.List() {
+		listed[cl.Status.ProviderID] = true
+		schemes[providerScheme(cl.Status.ProviderID)] = true
+	}
+	now := c.now()
+	for _, n := range c.nodes() {
+		id := n.Spec.ProviderID
+		if id == "" || listed[id] || !schemes[providerScheme(id)] || !hasTaint(n, nodeplan.TaintUnregistered) ||
+			now.Sub(n.CreationTimestamp.Time) < c.Timeouts.collect() || n.DeletionTimestamp != nil {
+			continue
+		}
+		if _, err := c.Provider.Get(ctx, id); !cloudprovider.IsNotFound(err) {
+			continue
+		}
+		c.log().Info("deleting node that never registered and whose instance is gone", "node", n.Name, "provider-id", id)
+		c.deleteNodeUntilGone(ctx, n.Name)
+	}
+}
+
+// providerScheme returns the scheme of a provider ID ("aws" of aws:///zone/i-…), or "".
+func providerScheme(id string) string {
+	scheme, _, ok := strings.Cut(id, "://")
+	if !ok {
+		return ""
+	}
+	return scheme
 }

@@ -240,6 +240,7 @@ func (c *Controller) reconcile(ctx context.Context) {
 			return
 		}
 		c.applyReconcile(ctx, c.tracker.Reconcile(insts, c.nodes(), c.poolNames(), listedAt, c.now()))
+		c.sweepUnregisteredNodes(ctx, insts) // leftovers.go
 	}()
 }
 

@@ -100,7 +100,7 @@ func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string) {
 	}
 	// A Node that registered while the instance was being deleted (a claim interrupted before
 	// its Node came) would otherwise stay for ever, NotReady, with no claim to clean it up.
-	if !c.deleteLateNodes(ctx, cl.Status.ProviderID, cl.Status.NodeName) {
+	if cl.Status.NodeName == "" && !c.deleteLateNodes(ctx, cl.Status.ProviderID, "") {
 		return
 	}
 	c.tracker.Forget(cl.Name)
