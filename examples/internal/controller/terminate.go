@@ -159,6 +159,7 @@ func (c *Controller) deleteNodeUntilGone(ctx context.Context, name string) bool 
 			err = c.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
 			if err == nil {
 				c.log().Info("deleted node", "node", name)
+				c.emit(Event{Kind: EventNodeDeleted, Node: name})
 				return true
 			}
 		}
