@@ -28,8 +28,8 @@ import (
 	scheduleroptions "k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 )
 
-// adminToken authenticates every client of the control plane as a member of system:masters
-// (the API server authorizes with AlwaysAllow anyway). It only ever guards a loopback port.
+// adminToken authenticates the control plane's admin clients (the tests', kube-scheduler's) as a
+// member of system:masters, which RBAC lets do anything. It only ever guards a loopback port.
 const adminToken = "nodeplan-e2e-admin-token"
 
 // Client rates: kube-scheduler's default 50 QPS would throttle binding hundreds of pods, and
@@ -48,9 +48,12 @@ var running sync.Mutex
 // changing it. stop shuts the three down and removes their files; Start fails if another
 // control plane started by it is still running in the process. Their logs go to LogTail.
 //
-// The API server runs with AlwaysAllow authorization, a static admin token, and without the
-// ServiceAccount admission plugin (no controller-manager creates the default accounts). The
-// scheduler runs without leader election and without a serving port.
+// The API server authorizes as a real cluster does (Node,RBAC, with the default roles and
+// bindings it creates at start-up); the returned config is a static admin token in
+// system:masters. ServiceAccount tokens (TokenRequest) authenticate their accounts, so a test can
+// run a client with exactly a Role's rights. The ServiceAccount admission plugin is off (no
+// controller-manager creates the default accounts). The scheduler runs without leader election
+// and without a serving port, as the admin.
 func Start(ctx context.Context) (cfg *rest.Config, stop func(), err error) {
 	if !running.TryLock() {
 		return nil, nil, errors.New("controlplane: a control plane is already running in this process")
@@ -150,7 +153,8 @@ func startAPIServer(ctx context.Context, dir, etcdURL string) (*rest.Config, fun
 		"--etcd-servers=" + etcdURL,
 		"--cert-dir=" + filepath.Join(dir, "certs"),
 		"--token-auth-file=" + tokens,
-		"--authorization-mode=AlwaysAllow",
+		"--authorization-mode=Node,RBAC",
+		"--enable-bootstrap-token-auth", // kubeadm joins: tokens minted by the controller authenticate
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + keyFile,
 		"--service-account-signing-key-file=" + keyFile,

@@ -8,7 +8,9 @@
 //
 // It does not run a controller-manager or kubelets: nothing creates ServiceAccounts, garbage
 // collects, or runs pods. Tests create Nodes and pod status themselves (examples/internal/sim).
-// Authorization is AlwaysAllow behind a static admin token on a loopback port.
+// Authorization is Node,RBAC as in a real cluster; Start's config is an admin token (group
+// system:masters) on a loopback port, and ServiceAccount tokens from the TokenRequest API
+// authenticate their accounts, so a client can run with exactly the rights a Role grants.
 //
 // # Usage
 //
