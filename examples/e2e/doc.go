@@ -16,7 +16,8 @@
 //     under a PDB before the instance goes; an invalid NodePool edit; a restart between
 //     Launched and Registered), TestNodePoolFeatures (a static pool; a template edit drifting
 //     the pool's nodes under a budget), TestCapacityBufferKeepsRoom (a CapacityBuffer's room kept
-//     free).
+//     free), TestAdoptKarpenterCluster (nodes made as Karpenter makes them, taken over with
+//     Adopt).
 //
 // Each world has its own namespace and installation name, and cleans up after itself (every
 // Node, NodeClaim and instance gone), so the tests share one control plane one after another.
