@@ -554,7 +554,8 @@ func (b *ledger) summary(out io.Writer, virtual, real time.Duration, running int
 	}
 	fmt.Fprintf(out, "  disruptions: %d\n", len(b.removed))
 	for _, d := range b.removed {
-		fmt.Fprintf(out, "    %s: %d node(s), savings %s\n", d.Reason, d.Nodes, controller.Dollars(d.Savings))
+		change, amount := controller.PriceChange(d.Savings)
+		fmt.Fprintf(out, "    %s: %d node(s), %s %s\n", d.Reason, d.Nodes, change, amount)
 	}
 	fmt.Fprintf(out, "  inflate pods running at the end: %d; pods the solver could not place: %d\n", running, b.unsched)
 	fmt.Fprintf(out, "  fleet: peak %s, now %s; this run cost $%.5f\n", controller.Dollars(b.peak),

@@ -189,8 +189,9 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 			return
 		}
 	}
+	change, amount := PriceChange(cmd.Savings)
 	c.log().Info("disrupting node(s)", "command", commandString(cmd), "reason", string(cmd.Reason),
-		"decision", decision(cmd), "savings", Dollars(cmd.Savings), "disrupted-node-count", len(cmd.Nodes),
+		"decision", decision(cmd), change, amount, "disrupted-node-count", len(cmd.Nodes),
 		"replacement-node-count", len(cmd.Replacements), "pod-count", len(cmd.Pods), "disrupted-nodes", cmd.Nodes)
 	c.Metrics.DisruptionDecision(cmd)
 	c.emit(Event{Kind: EventDisrupting, Reason: string(cmd.Reason), Nodes: cmd.Nodes, Replacements: len(cmd.Replacements),

@@ -18,7 +18,7 @@ var errBare = errors.New("bare")
 func (bare) Create(context.Context, *nodeplan.NodeClaim) (*nodeplan.NodeClaim, error) {
 	return nil, &cloudprovider.InsufficientCapacityError{}
 }
-func (bare) Delete(context.Context, string) error { return &cloudprovider.NotFoundError{} }
+func (bare) Delete(context.Context, string) error                     { return &cloudprovider.NotFoundError{} }
 func (bare) Get(context.Context, string) (*nodeplan.NodeClaim, error) { return nil, errBare }
 func (bare) List(context.Context) ([]*nodeplan.NodeClaim, error)      { return nil, errBare }
 func (bare) InstanceTypes(context.Context, *nodeplan.NodePool) ([]nodeplan.InstanceType, error) {

@@ -155,6 +155,7 @@ func commandString(cmd disruption.Command) string {
 		}
 		fmt.Fprintf(&b, " -> %d replacement(s) %v", n, types)
 	}
-	fmt.Fprintf(&b, " (savings: %s)", Dollars(cmd.Savings))
+	change, amount := PriceChange(cmd.Savings)
+	fmt.Fprintf(&b, " (%s: %s)", change, amount)
 	return b.String()
 }

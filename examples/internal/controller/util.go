@@ -43,3 +43,13 @@ func (d Dollars) LogValue() slog.Value { return slog.Float64Value(float64(d)) }
 
 // String formats the price for people.
 func (d Dollars) String() string { return fmt.Sprintf("$%.4f/h", float64(d)) }
+
+// PriceChange names what a command does to the fleet's $/h the way a person reads it:
+// "savings" when the fleet gets cheaper, "cost-increase" when a drifted or expired node is
+// replaced by a dearer one — never a negative saving.
+func PriceChange(savings float64) (key string, amount Dollars) {
+	if savings < 0 {
+		return "cost-increase", Dollars(-savings)
+	}
+	return "savings", Dollars(savings)
+}

@@ -83,7 +83,7 @@ func (t *Timeline) Event(e controller.Event) {
 	case controller.EventInterrupted:
 		msg, fs = "received interruption "+e.NodeClaim, []field{kv("node", e.Node), kv("kind", e.Reason)}
 	case controller.EventDisrupting:
-		msg, fs = "disrupting node(s)", []field{kv("reason", e.Reason), kv("savings", controller.Dollars(e.Savings)), kv("pod-count", e.Pods)}
+		msg, fs = "disrupting node(s)", []field{kv("reason", e.Reason), kv(controller.PriceChange(e.Savings)), kv("pod-count", e.Pods)}
 		if e.Replacements > 0 {
 			fs = append(fs, kv("replacement-node-count", e.Replacements))
 		}
