@@ -74,12 +74,8 @@ func (p *problem) placed(g *group) int {
 
 // pinnedTo returns the single value g's first alternative pins key to, or "".
 func pinnedTo(g *group, key string) string {
-	if r, ok := g.alts[0].Get(key); ok {
-		if v, single := r.Single(); single {
-			return v
-		}
-	}
-	return ""
+	v, _ := pinnedDomain(g, key)
+	return v
 }
 
 // unplace takes up to n of g's placed pods back: from new claims first (the last planned first),

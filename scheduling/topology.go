@@ -66,13 +66,32 @@ type blockInfo struct {
 	msg  string
 }
 
+// parseTopology reads g's constraints: its spreads, its required pod anti-affinity and affinity
+// terms, and the heaviest preferred term of each kind where preferences are honoured.
 func (p *problem) parseTopology(g *group, nsLabels map[string]map[string]string) (groupTopo, error) {
 	var t groupTopo
-	rep := g.rep
-	for _, c := range rep.Spec.TopologySpreadConstraints {
-		term, err := newSpreadTerm(rep, c)
+	if err := p.parseSpreads(g, &t); err != nil {
+		return t, err
+	}
+	terms := nodeplan.PodAffinityTerms(g.rep)
+	var err error
+	if t.anti, _, err = podTerms(g.rep, terms, true, p.prefs.podAnti, nsLabels); err != nil {
+		return t, err
+	}
+	if t.affinity, t.reqAff, err = podTerms(g.rep, terms, false, p.prefs.podAffinity, nsLabels); err != nil {
+		return t, err
+	}
+	t.affSig = termsSignature(t.affinity[:t.reqAff])
+	return t, nil
+}
+
+// parseSpreads adds g's spread constraints to t: the hard ones, and the soft ones where
+// preferences are honoured. A spread with an empty selector only asks for nodes with its key.
+func (p *problem) parseSpreads(g *group, t *groupTopo) error {
+	for _, c := range g.rep.Spec.TopologySpreadConstraints {
+		term, err := newSpreadTerm(g.rep, c)
 		if err != nil {
-			return t, err
+			return err
 		}
 		s := spreadC{term: term, maxSkew: int(max(c.MaxSkew, 1)), hard: c.WhenUnsatisfiable != corev1.ScheduleAnyway,
 			honorAffinity: c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor,
@@ -95,66 +114,48 @@ func (p *problem) parseTopology(g *group, nsLabels map[string]map[string]string)
 			t.spreadSigs = append(t.spreadSigs, spreadSignature(g, &t.spreads[len(t.spreads)-1]))
 		}
 	}
-	if a := rep.Spec.Affinity; a != nil {
-		if a.PodAntiAffinity != nil {
-			for _, term := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-				pt, err := newPodTerm(rep, term, nsLabels)
-				if err != nil {
-					return t, err
-				}
-				t.anti = append(t.anti, pt)
-			}
-			if p.prefs.podAnti {
-				for _, w := range heaviest(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) {
-					pt, err := newPodTerm(rep, w, nsLabels)
-					if err != nil {
-						return t, err
-					}
-					t.anti = append(t.anti, pt)
-				}
-			}
-		}
-		if a.PodAffinity != nil {
-			for _, term := range a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-				pt, err := newPodTerm(rep, term, nsLabels)
-				if err != nil {
-					return t, err
-				}
-				t.affinity = append(t.affinity, pt)
-			}
-			t.reqAff = len(t.affinity)
-			sigs := make([]string, len(t.affinity))
-			for i := range t.affinity {
-				sigs[i] = t.affinity[i].sig()
-			}
-			slices.Sort(sigs)
-			t.affSig = strings.Join(sigs, "\n")
-			if p.prefs.podAffinity {
-				for _, w := range heaviest(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) {
-					pt, err := newPodTerm(rep, w, nsLabels)
-					if err != nil {
-						return t, err
-					}
-					t.affinity = append(t.affinity, pt)
-				}
-			}
-		}
-	}
-	return t, nil
+	return nil
 }
 
-// heaviest returns the term of highest weight (first on ties), or none.
-func heaviest(ws []corev1.WeightedPodAffinityTerm) []corev1.PodAffinityTerm {
-	if len(ws) == 0 {
-		return nil
-	}
-	best := ws[0]
-	for _, w := range ws[1:] {
-		if w.Weight > best.Weight {
-			best = w
+// podTerms parses owner's required terms of one kind (anti-affinity or affinity), in order, then,
+// with preferred, its heaviest preferred term of that kind (the first on ties). It returns the
+// terms and how many of them, at the front, are required.
+func podTerms(owner *corev1.Pod, all []nodeplan.PodAffinityTerm, anti, preferred bool, nsLabels map[string]map[string]string) ([]podTerm, int, error) {
+	var out []podTerm
+	var best *nodeplan.PodAffinityTerm
+	for i := range all {
+		switch term := &all[i]; {
+		case term.Anti != anti:
+		case term.Required:
+			pt, err := newPodTerm(owner, term.PodAffinityTerm, nsLabels)
+			if err != nil {
+				return nil, 0, err
+			}
+			out = append(out, pt)
+		case preferred && (best == nil || term.Weight > best.Weight):
+			best = term
 		}
 	}
-	return []corev1.PodAffinityTerm{best.PodAffinityTerm}
+	required := len(out)
+	if best != nil {
+		pt, err := newPodTerm(owner, best.PodAffinityTerm, nsLabels)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, pt)
+	}
+	return out, required, nil
+}
+
+// termsSignature identifies a set of terms regardless of their order: groups carrying the same
+// required affinity terms have the same signature.
+func termsSignature(terms []podTerm) string {
+	sigs := make([]string, len(terms))
+	for i := range terms {
+		sigs[i] = terms[i].sig()
+	}
+	slices.Sort(sigs)
+	return strings.Join(sigs, "\n")
 }
 
 // existingPod is a running pod with its node's labels.
@@ -164,16 +165,81 @@ type existingPod struct {
 	labels map[string]string
 }
 
+// repel is a running pod's required anti-affinity term: it keeps the pods it selects away from
+// the running pod's domain too (anti-affinity is symmetric).
+type repel struct {
+	term podTerm
+	at   existingPod
+}
+
 // applyTopology rewrites groups for their topology constraints (see the comment at the top).
+// Its steps, in order:
+//
+//  1. read the running pods (running, counted) and their anti-affinity (repels), and every
+//     group's constraints (p.topo); with none anywhere, nothing more to do;
+//  2. non-hostname anti-affinity, running pods' and the groups' own: excluded or split domains;
+//  3. non-hostname spreads and pod affinities: split and pinned groups (applyZoneTopology), or,
+//     for the relaxed bound, only the caps every plan obeys (relaxedSpreadCap);
+//  4. hostname spreads and anti-affinity: per-node caps, conflicts and nodes to avoid;
+//  5. number the groups and the caps for the packers.
+//
+// For the bound (relaxTopology) only what holds for every plan the same way stays: the
+// hostname anti-affinity. Zone constraints are met by splitting and pinning groups one
+// particular way, and hostname spread depends on the nodes a plan has.
 func (p *problem) applyTopology(in *Input) error {
+	nsLabels := namespaceLabels(in)
+	running, counted := runningPods(in)
+	repels, err := runningAntiAffinity(running, nsLabels)
+	if err != nil {
+		return err
+	}
+	p.topo = make(map[*group]groupTopo, len(p.groups))
+	any := len(repels) > 0
+	any = p.applyAttachLimits(in) || any
+	for _, g := range p.groups {
+		t, err := p.parseTopology(g, nsLabels)
+		if err != nil {
+			return &InputError{Object: "pod " + g.keys[0], Err: err}
+		}
+		p.topo[g] = t
+		any = any || len(t.spreads)+len(t.anti)+len(t.affinity) > 0
+	}
+	if !any {
+		return nil
+	}
+	relax := p.prefs.relaxTopology
+	if !relax {
+		p.applyDomainAnti(repels, running)
+	}
+	// Spreads split groups (spread.go). Groups with the same constraint form a family whose pods
+	// are spread together, and every pending pod its selector matches counts, carrier or not.
+	fams := p.spreadFamilies(p.topo)
+	if relax {
+		for _, f := range zoneFamilies(fams) {
+			p.relaxedSpreadCap(f, counted)
+		}
+	} else {
+		p.applyZoneTopology(fams, running, counted)
+		p.applyHostnameSpreads(fams, counted)
+	}
+	p.applyHostnameAnti(running)
+	p.numberGroupsAndCaps()
+	return nil
+}
+
+// namespaceLabels maps each namespace of in to its labels, for namespaceSelectors.
+func namespaceLabels(in *Input) map[string]map[string]string {
 	nsLabels := map[string]map[string]string{}
 	for _, ns := range in.Namespaces {
 		nsLabels[ns.Name] = ns.Labels
 	}
-	// running are the bound pods kube-scheduler sees (terminal pods are not in its cache);
-	// counted leaves out those being deleted, which spread does not count but pod affinity
-	// and anti-affinity do.
-	var running, counted []existingPod
+	return nsLabels
+}
+
+// runningPods returns the bound pods kube-scheduler sees (terminal pods are not in its cache)
+// and, of those, the ones counted: not being deleted. Spread counts only those; pod affinity
+// and anti-affinity count every running pod.
+func runningPods(in *Input) (running, counted []existingPod) {
 	for _, n := range in.Nodes {
 		for _, pod := range n.Pods {
 			if nodeplan.PodTerminal(pod) {
@@ -186,50 +252,32 @@ func (p *problem) applyTopology(in *Input) error {
 			}
 		}
 	}
-	// Existing pods' required anti-affinity repels incoming pods too (symmetry).
-	type repel struct {
-		term podTerm
-		at   existingPod
-	}
+	return running, counted
+}
+
+// runningAntiAffinity returns the required anti-affinity terms of the running pods.
+func runningAntiAffinity(running []existingPod, nsLabels map[string]map[string]string) ([]repel, error) {
 	var repels []repel
 	for _, e := range running {
-		if a := e.pod.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
-			for _, term := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-				pt, err := newPodTerm(e.pod, term, nsLabels)
-				if err != nil {
-					return &InputError{Object: "pod " + nodeplan.PodKey(e.pod), Err: err}
-				}
-				repels = append(repels, repel{pt, e})
+		for _, term := range nodeplan.PodAffinityTerms(e.pod) {
+			if !term.Anti || !term.Required {
+				continue
 			}
+			pt, err := newPodTerm(e.pod, term.PodAffinityTerm, nsLabels)
+			if err != nil {
+				return nil, &InputError{Object: "pod " + nodeplan.PodKey(e.pod), Err: err}
+			}
+			repels = append(repels, repel{pt, e})
 		}
 	}
-	topo := make(map[*group]groupTopo, len(p.groups))
-	p.topo = topo
-	any := len(repels) > 0
-	any = p.applyAttachLimits(in) || any
-	for _, g := range p.groups {
-		t, err := p.parseTopology(g, nsLabels)
-		if err != nil {
-			return &InputError{Object: "pod " + g.keys[0], Err: err}
-		}
-		topo[g] = t
-		any = any || len(t.spreads)+len(t.anti)+len(t.affinity) > 0
-	}
-	if !any {
-		return nil
-	}
-	// For the bound (relaxTopology) only what holds for every plan the same way stays: the
-	// hostname anti-affinity below. Zone constraints are met by splitting and pinning groups
-	// one particular way, and hostname spread depends on the nodes a plan has.
-	relax := p.prefs.relaxTopology
-	// Pass 1: everything over non-hostname keys, which may pin or split groups.
-	groups := slices.Clone(p.groups)
-	for _, g := range groups {
-		if relax {
-			break
-		}
-		t := topo[g]
-		// Symmetry: domains where a running pod's anti-affinity selects this group.
+	return repels, nil
+}
+
+// applyDomainAnti applies required anti-affinity over keys other than the hostname: the
+// running pods' (symmetry: the groups they select avoid their domains, or their nodes for a
+// hostname term) and each group's own (applyZoneAnti).
+func (p *problem) applyDomainAnti(repels []repel, running []existingPod) {
+	for _, g := range slices.Clone(p.groups) {
 		for _, r := range repels {
 			if !r.term.matches(g.rep) {
 				continue
@@ -243,6 +291,7 @@ func (p *problem) applyTopology(in *Input) error {
 				p.exclude(g, r.term.key, v)
 			}
 		}
+		t := p.topo[g]
 		for i := range t.anti {
 			if t.anti[i].key != nodeplan.LabelHostname {
 				p.relaxable = true
@@ -250,119 +299,130 @@ func (p *problem) applyTopology(in *Input) error {
 			}
 		}
 	}
-	// Spreads split groups (spread.go). Groups with the same constraint form a family whose pods
-	// are spread together, and every pending pod its selector matches counts, carrier or not.
-	fams := p.spreadFamilies(topo)
-	if len(fams) > 0 && !relax {
+}
+
+// zoneFamilies returns the spread families over keys other than the hostname.
+func zoneFamilies(fams []*spreadFam) []*spreadFam {
+	var out []*spreadFam
+	for _, f := range fams {
+		if f.s.term.key != nodeplan.LabelHostname {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// applyZoneTopology splits and pins groups for their non-hostname spreads and pod affinities.
+// Spreads of groups without pod affinity first, so that groups that must share a domain with
+// spread pods can follow one of the domains those were given; then affinities (which may pin);
+// then the spreads of groups with affinity, within their pins. Pods that only count for a
+// spread are pinned with the first spreads unless an affinity or a later spread of their own
+// still has to place them.
+func (p *problem) applyZoneTopology(fams []*spreadFam, running, counted []existingPod) {
+	zoneFams := zoneFamilies(fams)
+	if len(fams) > 0 {
 		p.relaxable = true
 	}
-	var zoneFams, firstFams, laterFams []*spreadFam
-	for _, f := range fams {
-		if f.s.term.key == nodeplan.LabelHostname {
-			continue
-		}
-		zoneFams = append(zoneFams, f)
-		if len(topo[f.rep].affinity) > 0 {
+	var firstFams, laterFams []*spreadFam
+	for _, f := range zoneFams {
+		if len(p.topo[f.rep].affinity) > 0 {
 			laterFams = append(laterFams, f)
 		} else {
 			firstFams = append(firstFams, f)
 		}
 	}
-	// Spreads of groups without pod affinity first, so that groups that must share a domain
-	// with spread pods can follow one of the domains those were given; then affinities (which
-	// may pin); then the spreads of groups with affinity, within their pins. Pods that only
-	// count for a spread are pinned with the first spreads unless an affinity or a later
-	// spread of their own still has to place them.
 	assigned := map[string]map[*group]bool{}
-	if !relax {
-		p.splitSpreads(firstFams, firstFams, counted, assigned, func(g *group) bool {
-			if len(topo[g].affinity) > 0 {
-				return false
-			}
-			return !slices.ContainsFunc(laterFams, func(f *spreadFam) bool { return p.carries(g, f) })
-		})
-	}
+	p.splitSpreads(firstFams, firstFams, counted, assigned, func(g *group) bool {
+		if len(p.topo[g].affinity) > 0 {
+			return false
+		}
+		return !slices.ContainsFunc(laterFams, func(f *spreadFam) bool { return p.carries(g, f) })
+	})
 	for _, g := range slices.Clone(p.groups) {
-		t := topo[g]
-		for i := range t.affinity {
-			if relax {
-				break
-			}
+		for i := range p.topo[g].affinity {
 			p.relaxable = true
-			p.applyAffinity(g, i, running, topo)
+			p.applyAffinity(g, i, running, p.topo)
 		}
 	}
-	if relax {
-		for _, f := range zoneFams {
-			p.relaxedSpreadCap(f, counted)
-		}
-	} else {
-		p.splitSpreads(laterFams, zoneFams, counted, assigned, func(*group) bool { return true })
-		p.recordSpreadParts(zoneFams)
-	}
-	// Pass 2: hostname constraints become caps, conflicts and nodes to avoid.
+	p.splitSpreads(laterFams, zoneFams, counted, assigned, func(*group) bool { return true })
+	p.recordSpreadParts(zoneFams)
+}
+
+// applyHostnameSpreads turns each hostname spread family into a per-node cap (maxSkew,
+// counting the matching pods already on each node), conflicts and nodes to avoid.
+func (p *problem) applyHostnameSpreads(fams []*spreadFam, counted []existingPod) {
 	for _, f := range fams {
-		if f.s.term.key != nodeplan.LabelHostname || relax {
+		if f.s.term.key == nodeplan.LabelHostname {
+			p.applyHostnameSpread(f, counted)
+		}
+	}
+}
+
+// applyHostnameSpread caps f's pods per node. Pods the selector matches without carrying the
+// constraint count on a node too. Either they share the carriers' cap (at most maxSkew matching
+// pods on any node, which also keeps every carrier's node within it), when they are no more than
+// the carriers; or a node holding carriers holds none of them, and they are free elsewhere.
+func (p *problem) applyHostnameSpread(f *spreadFam, counted []existingPod) {
+	c := &nodeCap{limit: int64(f.s.maxSkew), existing: map[string]int64{}}
+	for _, e := range counted {
+		if f.s.term.matches(e.pod) {
+			c.existing[e.node.Name]++
+		}
+	}
+	var carriers, others []*group
+	for _, g := range p.groups {
+		switch {
+		case p.carries(g, f):
+			carriers = append(carriers, g)
+		case f.s.term.matches(g.rep):
+			others = append(others, g)
+		}
+	}
+	shareCap := pendingPods(others) <= pendingPods(carriers)
+	if shareCap {
+		for _, h := range others {
+			c.members = append(c.members, h)
+			h.caps = append(h.caps, c)
+		}
+	}
+	for _, g := range carriers {
+		if !shareCap {
+			for _, h := range others {
+				g.conflict(h)
+				h.conflict(g)
+			}
+		}
+		if f.s.term.matches(g.rep) {
+			c.members = append(c.members, g)
+			g.caps = append(g.caps, c)
 			continue
 		}
-		c := &nodeCap{limit: int64(f.s.maxSkew), existing: map[string]int64{}}
-		for _, e := range counted {
-			if f.s.term.matches(e.pod) {
-				c.existing[e.node.Name]++
-			}
-		}
-		var carriers, others []*group
-		for _, g := range p.groups {
-			switch {
-			case p.carries(g, f):
-				carriers = append(carriers, g)
-			case f.s.term.matches(g.rep):
-				others = append(others, g)
-			}
-		}
-		// Pods the selector matches without carrying the constraint count on a node too.
-		// Either they share the carriers' cap (at most maxSkew matching pods on any node,
-		// which also keeps every carrier's node within it), when they are no more than the
-		// carriers; or a node holding carriers holds none of them, and they are free
-		// elsewhere.
-		nc, cc := 0, 0
-		for _, h := range others {
-			nc += len(h.pods)
-		}
-		for _, g := range carriers {
-			cc += len(g.pods)
-		}
-		shareCap := nc <= cc
-		if shareCap {
-			for _, h := range others {
-				c.members = append(c.members, h)
-				h.caps = append(h.caps, c)
-			}
-		}
-		for _, g := range carriers {
-			if !shareCap {
-				for _, h := range others {
-					g.conflict(h)
-					h.conflict(g)
-				}
-			}
-			if f.s.term.matches(g.rep) {
-				c.members = append(c.members, g)
-				g.caps = append(g.caps, c)
-				continue
-			}
-			// A carrier its selector does not match adds nothing to the counts, but may
-			// still only go where they are within maxSkew of the minimum (0 over hostnames).
-			for name, n := range c.existing {
-				if n > c.limit {
-					g.avoidBin(name)
-				}
+		// A carrier its selector does not match adds nothing to the counts, but may
+		// still only go where they are within maxSkew of the minimum (0 over hostnames).
+		for name, n := range c.existing {
+			if n > c.limit {
+				g.avoidBin(name)
 			}
 		}
 	}
+}
+
+// pendingPods is the number of pending pods in groups.
+func pendingPods(groups []*group) int {
+	n := 0
+	for _, g := range groups {
+		n += len(g.pods)
+	}
+	return n
+}
+
+// applyHostnameAnti applies required anti-affinity over hostnames: a group its own term selects
+// gets at most one pod per node (shared with every group of the same selector and namespace), it
+// conflicts with the other groups the term selects, and avoids nodes running a pod it selects.
+func (p *problem) applyHostnameAnti(running []existingPod) {
 	antiFams := map[string]*nodeCap{}
 	for _, g := range p.groups {
-		t := topo[g]
+		t := p.topo[g]
 		for i := range t.anti {
 			a := &t.anti[i]
 			if a.key != nodeplan.LabelHostname {
@@ -392,6 +452,11 @@ func (p *problem) applyTopology(in *Input) error {
 			}
 		}
 	}
+}
+
+// numberGroupsAndCaps gives every group its final id (topology added subgroups) and every cap its
+// index and member set.
+func (p *problem) numberGroupsAndCaps() {
 	for i, g := range p.groups {
 		g.id = i
 	}
@@ -407,7 +472,6 @@ func (p *problem) applyTopology(in *Input) error {
 			}
 		}
 	}
-	return nil
 }
 
 // spreadSignature identifies a spread constraint shared by several groups.
@@ -459,75 +523,127 @@ func (p *problem) domains(g *group, key string) map[string]float64 {
 // withBins adds existing nodes: with mustFit, those the group may go to; without, every node
 // a spread counts (its labels match the alternatives; its taints matter only if honoured).
 func (p *problem) domainsFor(g *group, alts []nodeplan.Requirements, key string, honorTaints, mustFit, withBins bool) map[string]float64 {
-	out := map[string]float64{}
-	note := func(v string, price float64) {
-		if old, ok := out[v]; !ok || price < old {
-			out[v] = price
-		}
-	}
+	out := domainPrices{}
 	for _, pl := range p.pools {
 		if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints); blocked && honorTaints {
 			continue
 		}
 		for _, s := range pl.shapes {
-			var alt *nodeplan.Requirements
-			for i := range alts {
-				if compatibleIgnoring(s.reqs, alts[i], key) == nil {
-					alt = &alts[i]
-					break
-				}
-			}
-			if alt == nil || (mustFit && !g.req.fitsIn(s.alloc)) {
-				continue
-			}
-			want, has := alt.Get(key)
-			if key == nodeplan.LabelZone {
-				for _, o := range s.offerings {
-					if (!has || want.Accepts(o.Zone, true)) && o.Accepts(*alt) {
-						note(o.Zone, o.Price)
-					}
-				}
-				continue
-			}
-			r, ok := s.reqs.Get(key)
-			if !ok || r.Len() == math.MaxInt {
-				continue
-			}
-			for _, v := range r.Values() {
-				if !has || want.Accepts(v, true) {
-					note(v, s.minPrice)
-				}
+			if alt := compatibleAlt(s, alts, key); alt != nil && (!mustFit || g.req.fitsIn(s.alloc)) {
+				out.noteShape(s, alt, key)
 			}
 		}
 	}
 	switch {
 	case withBins && !mustFit:
-		// Counting, as kube-scheduler does: every node with the key whose labels the pod's
-		// node affinity (alts) accepts, and, only when the policy honours taints, that the
-		// pod tolerates — whether or not the pod fits there or may go there today.
-		for _, b := range p.bins {
-			v, ok := b.labels[key]
-			if !ok {
-				continue
-			}
-			if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, b.taints); blocked && honorTaints {
-				continue
-			}
-			for _, alt := range alts {
-				if b.reqs.Compatible(alt) == nil {
-					note(v, 0)
-					break
-				}
-			}
-		}
+		p.noteCountedBins(out, g, alts, key, honorTaints)
 	case withBins || len(out) == 0:
 		for _, b := range p.bins {
 			if v, ok := b.labels[key]; ok && b.admits(g) {
-				note(v, 0)
+				out.note(v, 0)
 			}
 		}
 	}
 	return out
+}
+
+// domainPrices maps a domain (a value of a topology key) to the cheapest price seen there.
+type domainPrices map[string]float64
+
+func (d domainPrices) note(v string, price float64) {
+	if old, ok := d[v]; !ok || price < old {
+		d[v] = price
+	}
+}
+
+// compatibleAlt returns the first of alts the shape s can satisfy, key aside, or nil.
+func compatibleAlt(s *shape, alts []nodeplan.Requirements, key string) *nodeplan.Requirements {
+	for i := range alts {
+		if compatibleIgnoring(s.reqs, alts[i], key) == nil {
+			return &alts[i]
+		}
+	}
+	return nil
+}
+
+// noteShape notes the domains of key a node of shape s can have under alt: zones from its
+// offerings (at their prices), other keys from its requirements (at its cheapest price).
+func (d domainPrices) noteShape(s *shape, alt *nodeplan.Requirements, key string) {
+	want, has := alt.Get(key)
+	if key == nodeplan.LabelZone {
+		for _, o := range s.offerings {
+			if (!has || want.Accepts(o.Zone, true)) && o.Accepts(*alt) {
+				d.note(o.Zone, o.Price)
+			}
+		}
+		return
+	}
+	r, ok := s.reqs.Get(key)
+	if !ok || r.Len() == math.MaxInt {
+		return
+	}
+	for _, v := range r.Values() {
+		if !has || want.Accepts(v, true) {
+			d.note(v, s.minPrice)
+		}
+	}
+}
+
+// noteCountedBins notes the domains of the existing nodes a spread counts, as kube-scheduler
+// does: every node with the key whose labels the pod's node affinity (alts) accepts, and, only
+// when the policy honours taints, that the pod tolerates — whether or not the pod fits there
+// or may go there today.
+func (p *problem) noteCountedBins(d domainPrices, g *group, alts []nodeplan.Requirements, key string, honorTaints bool) {
+	for _, b := range p.bins {
+		v, ok := b.labels[key]
+		if !ok {
+			continue
+		}
+		if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, b.taints); blocked && honorTaints {
+			continue
+		}
+		for _, alt := range alts {
+			if b.reqs.Compatible(alt) == nil {
+				d.note(v, 0)
+				break
+			}
+		}
+	}
+}
+
+// affinityAsk is one pod-affinity term of a group as applyAffinity follows it.
+type affinityAsk struct {
+	g    *group
+	term *podTerm
+	// match tells the pods that count as matches: for a required term, those matching every
+	// required term of g; coCarrier tells the groups carrying the same terms, which share sig.
+	match     func(*corev1.Pod) bool
+	coCarrier func(*group) bool
+	sig       string
+	// self: g's own pods match.
+	self bool
+}
+
+func newAffinityAsk(g *group, i int, topo map[*group]groupTopo) affinityAsk {
+	t := topo[g]
+	ask := affinityAsk{g: g, term: &t.affinity[i], sig: fmt.Sprintf("%p", g.rep)}
+	ask.match = ask.term.matches
+	ask.coCarrier = func(h *group) bool { return h.rep == g.rep }
+	if i < t.reqAff {
+		terms := t.affinity[:t.reqAff]
+		sig := t.affSig
+		ask.match = func(pod *corev1.Pod) bool { return matchesAll(terms, pod) }
+		ask.sig = sig
+		ask.coCarrier = func(h *group) bool { return topo[h].affSig == sig }
+	}
+	ask.self = ask.match(g.rep)
+	return ask
+}
+
+// nowhere blocks the group: nothing it could follow exists.
+func (ask affinityAsk) nowhere() {
+	a := ask.term
+	ask.g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: no pod matches %s in any domain", a.key, a.sel)}
 }
 
 // applyAffinity handles g's i-th pod-affinity term: a required one, or the heaviest preferred
@@ -542,53 +658,67 @@ func (p *problem) domainsFor(g *group, alts []nodeplan.Requirements, key string,
 // carrying the same terms (its co-carriers, subgroups included) match, the one domain where
 // all of them start.
 func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map[*group]groupTopo) {
-	t := topo[g]
-	a := &t.affinity[i]
-	match := a.matches
-	coCarrier := func(h *group) bool { return h.rep == g.rep }
-	sig := fmt.Sprintf("%p", g.rep)
-	if i < t.reqAff {
-		terms := t.affinity[:t.reqAff]
-		match = func(pod *corev1.Pod) bool { return matchesAll(terms, pod) }
-		sig = t.affSig
-		coCarrier = func(h *group) bool { return topo[h].affSig == sig }
+	ask := newAffinityAsk(g, i, topo)
+	if p.followRunning(ask, running) {
+		return
 	}
-	hostname := a.key == nodeplan.LabelHostname
+	indep, co := p.pendingMatches(ask, running, topo)
+	if ask.term.key == nodeplan.LabelHostname {
+		p.followOnNode(ask, indep, co)
+	} else {
+		p.followDomain(ask, indep, co)
+	}
+}
+
+// followRunning pins the group to the domains of the running pods that match (over hostnames:
+// to the nodes running one, and no new node, which cannot have one). It reports whether any
+// running pod matches.
+func (p *problem) followRunning(ask affinityAsk, running []existingPod) bool {
+	g, a := ask.g, ask.term
+	found := matchingDomains(running, ask.match, a.key)
+	if len(found) == 0 {
+		return false
+	}
+	if a.key != nodeplan.LabelHostname {
+		p.pin(g, a.key, sortedSet(found)...)
+		return true
+	}
+	g.onlyOn = map[string]bool{}
+	for _, e := range running {
+		if ask.match(e.pod) {
+			g.onlyOn[e.node.Name] = true
+		}
+	}
+	g.noNew = true
+	return true
+}
+
+// matchingDomains returns the values of key on the nodes of the running pods that match.
+func matchingDomains(running []existingPod, match func(*corev1.Pod) bool, key string) map[string]bool {
 	found := map[string]bool{}
 	for _, e := range running {
 		if match(e.pod) {
-			if v, ok := e.labels[a.key]; ok {
+			if v, ok := e.labels[key]; ok {
 				found[v] = true
 			}
 		}
 	}
-	if len(found) > 0 {
-		vals := sortedSet(found)
-		if hostname {
-			// Only nodes already running a match will do; new nodes cannot have one.
-			g.onlyOn = map[string]bool{}
-			for _, e := range running {
-				if match(e.pod) {
-					g.onlyOn[e.node.Name] = true
-				}
-			}
-			g.noNew = true
-			return
-		}
-		p.pin(g, a.key, vals...)
-		return
-	}
-	self := match(g.rep)
-	// Pending matches: independent ones, and co-carriers that match their own terms. An
-	// independent match with a required affinity of its own supports g only if it can bind
-	// without pending pods (it matches its own terms, or a running pod does); affinities that
-	// wait on each other never bind.
-	var indep, chained, co []*group
+	return found
+}
+
+// pendingMatches returns the pending groups that match: independent ones, those that bind on
+// their own first (they match their own required terms, a running pod does, or they have none),
+// then those that bind once the pods they follow do; and co-carriers. A match whose affinities
+// wait, in turn, for g (as h might, or as the targets chosen so far would make it) never binds
+// and is left out; a match that binds after its own partners still binds sooner or later, so g
+// may not start on its own beside it either.
+func (p *problem) pendingMatches(ask affinityAsk, running []existingPod, topo map[*group]groupTopo) (indep, co []*group) {
+	var chained []*group
 	for _, h := range p.groups {
-		if h.blocked != nil || !match(h.rep) {
+		if h.blocked != nil || !ask.match(h.rep) {
 			continue
 		}
-		if coCarrier(h) {
+		if ask.coCarrier(h) {
 			co = append(co, h)
 			continue
 		}
@@ -598,76 +728,58 @@ func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map
 			indep = append(indep, h) // it binds on its own
 			continue
 		}
-		// It binds once the pods it follows do; unless those wait, in turn, for g (as h
-		// might, or as the targets chosen so far would make it).
-		if p.startable(h, g, running, topo) && !follows(h, g) {
+		if p.startable(h, ask.g, running, topo) && !follows(h, ask.g) {
 			chained = append(chained, h)
 		}
 	}
-	// Matches that bind on their own are followed first; a match that binds after its own
-	// partners still binds sooner or later, so g may not start on its own beside it either.
-	indep = append(indep, chained...)
-	nowhere := func() {
-		g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: no pod matches %s in any domain", a.key, a.sel)}
-	}
-	if hostname {
-		switch {
-		case len(indep) > 0:
-			g.with = indep[0] // placed after it, onto nodes that run it
-		case self:
-			// The first pod starts the node; the rest, and every co-carrier, must follow
-			// it: they are one group to kube-scheduler.
-			// co holds g, so co[0] (the first original group of them) is the same for all.
-			key := g.rep
-			if len(co) > 0 {
-				key = co[0].rep
-			}
-			if p.singleStates == nil {
-				p.singleStates = map[*corev1.Pod]*singleState{}
-			}
-			if p.singleStates[key] == nil {
-				p.singleStates[key] = &singleState{}
-			}
-			g.single = p.singleStates[key]
-		case len(co) > 0:
-			g.with = co[0]
-		default:
-			nowhere()
+	return append(indep, chained...), co
+}
+
+// followOnNode handles a hostname term without a running match: the group is placed after an
+// independent match, onto nodes that run it; or, when its pods match, the first pod starts the
+// node and the rest, and every co-carrier, follow it (they are one group to kube-scheduler); or
+// it follows a co-carrier.
+func (p *problem) followOnNode(ask affinityAsk, indep, co []*group) {
+	g := ask.g
+	switch {
+	case len(indep) > 0:
+		g.with = indep[0]
+	case ask.self:
+		// co holds g, so co[0] (the first original group of them) is the same for all.
+		key := g.rep
+		if len(co) > 0 {
+			key = co[0].rep
 		}
-		return
-	}
-	// pinned reports whether h is already pinned to one domain (e.g. a spread subgroup).
-	pinned := func(h *group) bool {
-		if r, ok := h.alts[0].Get(a.key); ok {
-			_, single := r.Single()
-			return single
+		if p.singleStates == nil {
+			p.singleStates = map[*corev1.Pod]*singleState{}
 		}
-		return false
-	}
-	prefer := func(hs []*group) *group {
-		for _, h := range hs {
-			if h != g && pinned(h) {
-				return h
-			}
+		if p.singleStates[key] == nil {
+			p.singleStates[key] = &singleState{}
 		}
-		for _, h := range hs {
-			if h != g {
-				return h
-			}
-		}
-		return nil
+		g.single = p.singleStates[key]
+	case len(co) > 0:
+		g.with = co[0]
+	default:
+		ask.nowhere()
 	}
+}
+
+// followDomain handles a term over another key without a running match: the group shares one
+// domain with its target — an independent match, itself (when its pods match) or a co-carrier —
+// preferring a target already pinned. Co-carriers share their start domain.
+func (p *problem) followDomain(ask affinityAsk, indep, co []*group) {
+	g, a := ask.g, ask.term
 	var target *group
 	shared := "" // the start domain co-carriers share
 	switch {
 	case len(indep) > 0:
-		target = prefer(indep)
-	case self:
-		target, shared = g, sig+"|"+a.key
+		target = preferPinned(g, indep, a.key)
+	case ask.self:
+		target, shared = g, ask.sig+"|"+a.key
 	case len(co) > 0:
-		target, shared = prefer(co), sig+"|"+a.key
+		target, shared = preferPinned(g, co, a.key), ask.sig+"|"+a.key
 	default:
-		nowhere()
+		ask.nowhere()
 		return
 	}
 	if shared != "" {
@@ -677,16 +789,17 @@ func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map
 			return
 		}
 	}
-	// Pin the target to its cheapest domain (if not already pinned) and g with it.
-	if pinned(target) {
-		v, _ := target.alts[0].Get(a.key)
-		d, _ := v.Single()
+	if d, ok := pinnedDomain(target, a.key); ok {
 		p.pinOrBlock(g, a.key, d, a)
 		p.noteAffinity(g, target, a.key, d, shared)
 		return
 	}
-	// A domain where the target can be launched, so it surely lands there; existing nodes'
-	// domains only when nothing can be launched.
+	p.pinWithTarget(g, target, a, shared)
+}
+
+// pinWithTarget pins the target to its cheapest domain where it can be launched, so it surely
+// lands there (existing nodes' domains only when nothing can be launched), and g with it.
+func (p *problem) pinWithTarget(g, target *group, a *podTerm, shared string) {
 	doms := p.domainsFor(target, target.alts, a.key, true, true, false)
 	if len(doms) == 0 {
 		g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: no %s domain can host the pods it selects", a.key, a.key)}
@@ -698,6 +811,30 @@ func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map
 		p.pinOrBlock(g, a.key, v, a)
 	}
 	p.noteAffinity(g, target, a.key, v, shared)
+}
+
+// pinnedDomain returns the one domain of key h is pinned to, if it is (e.g. a spread subgroup).
+func pinnedDomain(h *group, key string) (string, bool) {
+	if r, ok := h.alts[0].Get(key); ok {
+		return r.Single()
+	}
+	return "", false
+}
+
+// preferPinned returns the first of hs other than g that is pinned on key, else the first other
+// than g, else nil.
+func preferPinned(g *group, hs []*group, key string) *group {
+	for _, h := range hs {
+		if _, ok := pinnedDomain(h, key); h != g && ok {
+			return h
+		}
+	}
+	for _, h := range hs {
+		if h != g {
+			return h
+		}
+	}
+	return nil
 }
 
 // startable reports whether kube-scheduler can ever bind h's pods as far as their required
@@ -779,22 +916,16 @@ func (p *problem) pinOrBlock(g *group, key, v string, a *podTerm) {
 	g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s puts the pods in %s=%s, which their other constraints rule out", key, key, v)}
 }
 
-// applyZoneAnti handles a required anti-affinity term over a key other than the hostname.
+// applyZoneAnti handles a required anti-affinity term over a key other than the hostname: g
+// avoids the domains of running pods the term selects, and the other pending groups it selects
+// end up in other domains than g's pods. g takes its cheapest domain (one per pod when it
+// repels itself) and the others lose the domains g was given: a valid choice, not always the
+// cheapest.
 func (p *problem) applyZoneAnti(g *group, a *podTerm, running []existingPod) {
-	taken := map[string]bool{}
-	for _, e := range running {
-		if a.matches(e.pod) {
-			if v, ok := e.labels[a.key]; ok {
-				taken[v] = true
-			}
-		}
-	}
+	taken := matchingDomains(running, a.matches, a.key)
 	if len(taken) > 0 {
 		p.exclude(g, a.key, sortedSet(taken)...)
 	}
-	// Other pending groups the term selects must end up in other domains than g's pods. g
-	// takes its cheapest domain (one per pod when it repels itself) and the others lose the
-	// domains g was given: a valid choice, not always the cheapest.
 	var others []*group
 	for _, h := range p.groups {
 		if h.rep != g.rep && a.matches(h.rep) {
@@ -803,22 +934,7 @@ func (p *problem) applyZoneAnti(g *group, a *podTerm, running []existingPod) {
 	}
 	switch {
 	case a.matches(g.rep):
-		// With itself: at most one pod per domain.
-		doms := p.domains(g, a.key)
-		for v := range taken {
-			delete(doms, v)
-		}
-		vals := byPrice(doms)
-		parts := make([]int, len(vals))
-		for i := range min(len(vals), len(g.pods)) {
-			parts[i] = 1
-		}
-		counts := map[string]int{}
-		for v := range taken {
-			counts[v] = 1
-		}
-		p.splitInto(g, a.key, vals, parts, &blockInfo{ReasonPodAntiAffinity,
-			fmt.Sprintf("pod anti-affinity on %s: every domain already has a pod matching %s (%s)", a.key, a.sel, fmtCounts(counts, vals))})
+		p.splitOnePerDomain(g, a, taken)
 	case len(others) > 0:
 		if vals := byPrice(p.domains(g, a.key)); len(vals) > 0 {
 			parts := make([]int, len(vals))
@@ -826,13 +942,38 @@ func (p *problem) applyZoneAnti(g *group, a *podTerm, running []existingPod) {
 			p.splitInto(g, a.key, vals, parts, nil)
 		}
 	}
-	if len(others) == 0 {
-		return
+	if len(others) > 0 {
+		p.excludeGroupDomains(g, a.key, others)
 	}
+}
+
+// splitOnePerDomain splits g, whose anti-affinity term a selects its own pods, into one pod per
+// free domain (cheapest first); pods left over are blocked.
+func (p *problem) splitOnePerDomain(g *group, a *podTerm, taken map[string]bool) {
+	doms := p.domains(g, a.key)
+	for v := range taken {
+		delete(doms, v)
+	}
+	vals := byPrice(doms)
+	parts := make([]int, len(vals))
+	for i := range min(len(vals), len(g.pods)) {
+		parts[i] = 1
+	}
+	counts := map[string]int{}
+	for v := range taken {
+		counts[v] = 1
+	}
+	p.splitInto(g, a.key, vals, parts, &blockInfo{ReasonPodAntiAffinity,
+		fmt.Sprintf("pod anti-affinity on %s: every domain already has a pod matching %s (%s)", a.key, a.sel, fmtCounts(counts, vals))})
+}
+
+// excludeGroupDomains keeps others out of the domains g's placeable pods (its subgroups
+// included) are pinned to.
+func (p *problem) excludeGroupDomains(g *group, key string, others []*group) {
 	var mine []string
 	for _, h := range p.groups {
 		if h.rep == g.rep && h.blocked == nil {
-			if v := pinnedTo(h, a.key); v != "" && !slices.Contains(mine, v) {
+			if v := pinnedTo(h, key); v != "" && !slices.Contains(mine, v) {
 				mine = append(mine, v)
 			}
 		}
@@ -840,7 +981,7 @@ func (p *problem) applyZoneAnti(g *group, a *podTerm, running []existingPod) {
 	if len(mine) > 0 {
 		slices.Sort(mine)
 		for _, h := range others {
-			p.exclude(h, a.key, mine...)
+			p.exclude(h, key, mine...)
 		}
 	}
 }
