@@ -21,7 +21,7 @@ type bin struct {
 	p        *problem
 	free     vec
 	free0    vec // free before this solve placed anything: what the lower bound counts
-	ports    []hostPort
+	ports    []nodeplan.HostPort
 	pods     []*corev1.Pod // bound pods (existing nodes)
 	placed   []placement
 }
@@ -99,7 +99,7 @@ func (p *problem) nodeBin(n *Node, pl *pool) *bin {
 			continue
 		}
 		b.free.sub(p.dims.vec(nodeplan.PodRequests(pod)))
-		b.ports = append(b.ports, podHostPorts(pod)...)
+		b.ports = append(b.ports, nodeplan.PodHostPorts(pod)...)
 		if ds := nodeplan.DaemonSetOf(pod); ds != "" {
 			running[pod.Namespace+"/"+ds] = true
 		}

@@ -93,7 +93,7 @@ func (p *problem) explainPool(g *group, pl *pool) (Reason, string) {
 	for _, c := range fitting {
 		if s, ok := shapes[c.it.Name]; ok {
 			if hp, clash := portsConflict(g.ports, s.dsPorts); clash {
-				return ReasonHostPort, fmt.Sprintf("host port %d/%s is taken by a DaemonSet on the pool's nodes", hp.port, hp.proto)
+				return ReasonHostPort, fmt.Sprintf("host port %d/%s is taken by a DaemonSet on the pool's nodes", hp.Port, hp.Protocol)
 			}
 		}
 	}

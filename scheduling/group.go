@@ -32,7 +32,7 @@ type group struct {
 	// pins): the nodes a spread counts as its domains.
 	nodeAlts    []nodeplan.Requirements
 	tolerations []corev1.Toleration
-	ports       []hostPort
+	ports       []nodeplan.HostPort
 	priority    int32
 
 	// perNode caps how many of the group's pods one node may hold (hostname spread or
@@ -201,12 +201,12 @@ func appendPlacement(b []byte, p *corev1.Pod, taints []corev1.Taint) []byte {
 // appendPortsAndVolumes encodes the pod's host ports and its volumes' zones.
 func appendPortsAndVolumes(b []byte, p *corev1.Pod, vz []string) []byte {
 	b = append(b, 'H')
-	ports := podHostPorts(p)
+	ports := nodeplan.PodHostPorts(p)
 	b = binary.AppendUvarint(b, uint64(len(ports)))
 	for _, hp := range ports {
-		b = appendStr(b, hp.ip)
-		b = binary.BigEndian.AppendUint32(b, uint32(hp.port))
-		b = appendStr(b, string(hp.proto))
+		b = appendStr(b, hp.IP)
+		b = binary.BigEndian.AppendUint32(b, uint32(hp.Port))
+		b = appendStr(b, string(hp.Protocol))
 	}
 	b = append(b, 'V')
 	b = binary.AppendUvarint(b, uint64(len(vz)))

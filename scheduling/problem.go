@@ -172,7 +172,7 @@ func (p *problem) describeGroups(in *Input) ([]corev1.ResourceList, error) {
 			}
 		}
 		g.tolerations = g.rep.Spec.Tolerations
-		g.ports = podHostPorts(g.rep)
+		g.ports = nodeplan.PodHostPorts(g.rep)
 		if g.rep.Spec.Priority != nil {
 			g.priority = *g.rep.Spec.Priority
 		}

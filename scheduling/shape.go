@@ -50,7 +50,7 @@ type shape struct {
 	capacity vec
 	alloc    vec
 	ds       vec
-	dsPorts  []hostPort
+	dsPorts  []nodeplan.HostPort
 	// reqs describes the node completely: pool requirements and labels, instance-type labels,
 	// the zones and capacity types of its offerings.
 	reqs nodeplan.Requirements
@@ -190,7 +190,7 @@ type daemon struct {
 	req   vec
 	alts  []nodeplan.Requirements
 	tols  []corev1.Toleration
-	ports []hostPort
+	ports []nodeplan.HostPort
 }
 
 func (p *problem) buildDaemons(dss []*appsv1.DaemonSet) error {
@@ -204,7 +204,7 @@ func (p *problem) buildDaemons(dss []*appsv1.DaemonSet) error {
 		rl := nodeplan.PodRequests(pod)
 		p.dims.addAll(rl)
 		p.daemons = append(p.daemons, &daemon{name: ds.Namespace + "/" + ds.Name, alts: alts,
-			tols: pod.Spec.Tolerations, ports: podHostPorts(pod), req: nil})
+			tols: pod.Spec.Tolerations, ports: nodeplan.PodHostPorts(pod), req: nil})
 		p.daemonLists = append(p.daemonLists, rl)
 	}
 	return nil
