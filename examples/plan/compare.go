@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
@@ -59,7 +60,7 @@ func compare(ctx context.Context, snap *snapshot, opts scheduling.Options, plan 
 			rep.Unpriced = append(rep.Unpriced, n.node.Name)
 		}
 		for _, p := range n.pods {
-			if !ownedBy(p, "DaemonSet") {
+			if nodeplan.DaemonSetOf(p) == "" {
 				in.Pods = append(in.Pods, p)
 			}
 		}

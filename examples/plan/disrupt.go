@@ -110,7 +110,7 @@ func disruptionNode(n clusterNode, catalog []nodeplan.InstanceType) disruption.N
 		dn.Initialized = readySince(n.node)
 	}
 	for _, p := range n.pods {
-		if ownedBy(p, "DaemonSet") {
+		if nodeplan.DaemonSetOf(p) != "" {
 			continue
 		}
 		if t := podStart(p); t.After(dn.LastPodEvent) {

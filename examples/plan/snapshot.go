@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/examples/plan/internal/load"
@@ -131,10 +130,10 @@ func loadSnapshot(files inputFiles, l load.Loader) (*snapshot, error) {
 	var orphans []string
 	for _, p := range pods {
 		switch {
-		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+		case nodeplan.PodTerminal(p):
 			// Finished pods hold no resources.
 		case p.Spec.NodeName == "":
-			if !ownedBy(p, "DaemonSet") {
+			if nodeplan.DaemonSetOf(p) == "" {
 				s.pending = append(s.pending, p)
 			}
 		default:
@@ -169,11 +168,6 @@ func newClusterNode(file string, n *corev1.Node) (clusterNode, error) {
 			"label %s: %q is not on-demand, spot or reserved", nodeplan.LabelCapacityType, cn.capacityType)}
 	}
 	return cn, nil
-}
-
-func ownedBy(p *corev1.Pod, kind string) bool {
-	c := metav1.GetControllerOf(p)
-	return c != nil && c.Kind == kind
 }
 
 // abbreviate lists the first n items and how many more there are.

@@ -401,7 +401,7 @@ func (c *Controller) onPod(old, obj any) {
 	}
 	if o, ok := old.(*corev1.Pod); ok {
 		if o.Spec.NodeName != p.Spec.NodeName || (o.DeletionTimestamp == nil) != (p.DeletionTimestamp == nil) ||
-			podTerminal(o) != podTerminal(p) {
+			nodeplan.PodTerminal(o) != nodeplan.PodTerminal(p) {
 			c.tracker.PodEvent(p.Spec.NodeName, now)
 		}
 	}
@@ -423,7 +423,7 @@ func (c *Controller) anyProvisionable() bool {
 // marked unschedulable by the scheduler (so pods the scheduler has not looked at yet, and
 // pods it can place, never cause a launch).
 func provisionable(p *corev1.Pod) bool {
-	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || podTerminal(p) || isDaemonSetPod(p) {
+	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || nodeplan.PodTerminal(p) || nodeplan.DaemonSetOf(p) != "" {
 		return false
 	}
 	for _, cond := range p.Status.Conditions {
@@ -432,24 +432,6 @@ func provisionable(p *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-func podTerminal(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-}
-
-func isDaemonSetPod(p *corev1.Pod) bool {
-	for _, o := range p.OwnerReferences {
-		if o.Kind == "DaemonSet" && o.Controller != nil && *o.Controller {
-			return true
-		}
-	}
-	return false
-}
-
-func isMirrorPod(p *corev1.Pod) bool {
-	_, ok := p.Annotations[corev1.MirrorPodAnnotationKey]
-	return ok
 }
 
 // snapshot is one consistent-enough read of the informer caches.
@@ -468,7 +450,7 @@ func (c *Controller) snapshot() snapshot {
 	for _, o := range c.podLister.List() {
 		p := o.(*corev1.Pod)
 		s.pods = append(s.pods, p)
-		if p.Spec.NodeName != "" && !podTerminal(p) {
+		if p.Spec.NodeName != "" && !nodeplan.PodTerminal(p) {
 			s.podsByNode[p.Spec.NodeName] = append(s.podsByNode[p.Spec.NodeName], p)
 		}
 	}
@@ -522,7 +504,7 @@ func (c *Controller) podsOn(node string) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if !podTerminal(p) {
+		if !nodeplan.PodTerminal(p) {
 			out = append(out, p)
 		}
 	}

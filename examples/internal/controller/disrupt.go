@@ -33,7 +33,7 @@ func (c *Controller) planInput(ctx context.Context, pools []nodeplan.NodePool) d
 		Now:        now,
 	}
 	for _, p := range s.pods {
-		if p.Spec.NodeName == "" && !podTerminal(p) && p.DeletionTimestamp == nil {
+		if p.Spec.NodeName == "" && !nodeplan.PodTerminal(p) && p.DeletionTimestamp == nil {
 			in.Pending = append(in.Pending, p)
 		}
 	}

@@ -689,11 +689,11 @@ func (c *Controller) podTotals(node string) (podReq, podLim, dsReq, dsLim corev1
 	objs, _ := c.podLister.ByIndex(podNodeIndex, node)
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if nodeplan.PodTerminal(p) {
 			continue
 		}
 		req, lim := podReq, podLim
-		if isDaemonSetPod(p) {
+		if nodeplan.DaemonSetOf(p) != "" {
 			req, lim = dsReq, dsLim
 		}
 		addInto(req, nodeplan.PodRequests(p))

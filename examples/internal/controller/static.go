@@ -185,7 +185,7 @@ func (c *Controller) reconcileStatic(ctx context.Context, pool nodeplan.NodePool
 			continue
 		}
 		for _, p := range c.podsOn(cl.Status.NodeName) {
-			if !isDaemonSetPod(p) && !isMirrorPod(p) {
+			if !nodeplan.PodBelongsToNode(p) {
 				pods[cl.Name]++
 			}
 		}

@@ -276,7 +276,7 @@ func (c *Controller) drain(ctx context.Context, cl *Claim, reason string, gracef
 				retryAt[key] = now.Add(retry)
 				continue
 			}
-			if live.Spec.NodeName != node || live.DeletionTimestamp != nil || podTerminal(live) {
+			if live.Spec.NodeName != node || live.DeletionTimestamp != nil || nodeplan.PodTerminal(live) {
 				continue
 			}
 			if nodeplan.DoNotDisrupt(live, now) {
@@ -451,7 +451,7 @@ const drainPoll = 500 * time.Millisecond
 func drainable(pods []*corev1.Pod) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range pods {
-		if isDaemonSetPod(p) || isMirrorPod(p) || podTerminal(p) {
+		if nodeplan.PodBelongsToNode(p) || nodeplan.PodTerminal(p) {
 			continue
 		}
 		out = append(out, p)

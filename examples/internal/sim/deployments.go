@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/nodeplan/nodeplan"
 )
 
 // Deployments plays the Deployment and ReplicaSet controllers for the Deployments created
@@ -99,7 +101,7 @@ func (d *Deployments) Step(ctx context.Context, now time.Time) error {
 		var live []*corev1.Pod
 		for i := range list.Items {
 			p := &list.Items[i]
-			if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			if p.DeletionTimestamp == nil && !nodeplan.PodTerminal(p) {
 				live = append(live, p)
 			}
 		}

@@ -60,7 +60,7 @@ func (s *Scheduler) Step(ctx context.Context, now time.Time) error {
 	var pending []*corev1.Pod
 	for i := range podList.Items {
 		p := &podList.Items[i]
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if nodeplan.PodTerminal(p) {
 			continue
 		}
 		if p.Spec.NodeName == "" {
