@@ -11,31 +11,23 @@ import (
 	"github.com/nodeplan/nodeplan"
 )
 
-// problem is one solve's working state, built from an Input and thrown away after.
+// problem is one solve: the model newProblem builds from an Input, which the steps of solveOnce
+// (solve.go) read, and the packing state (packState) those steps write in turn. It is thrown
+// away after the solve.
 type problem struct {
-	// running indexes the running pods by label value for spread counting (runindex.go).
-	running *runningIndex
-	// candMemo caches claimCandidates by shape and groups.
-	candMemo map[string]*candidates
+	// The model. newProblem builds it, applyTopology splitting and annotating the groups, before
+	// any step runs. The steps write into it only: each group's value (valuePods, once) and the
+	// order of the fit lists by it; each pool's usage against its limits and each bin's room
+	// and placements (the packing steps, alongside packState).
+	in    *Input
+	prefs preferences // which preferences this solve treats as requirements
+	dims  *dims
 	// base is the grouping of the pending pods before topology split any group.
-	base []*group
-	// ncaps counts the shared per-node caps (nodeCap.idx).
-	ncaps int
-	// relaxable: applyTopology split or pinned groups, or capped them by a hostname spread,
-	// so a bound proved on this problem would hold only for plans made the same way; the
-	// bound is proved on the relaxed problem instead (topologyFreeBound), and noProof spares this
-	// one the work.
-	relaxable, noProof bool
-	// lpClass maps each group to the group that stands for its class in the LP (lpclass.go).
-	lpClass []int
-	// lpMembers lists, for a group standing for a class of more than one, the class's groups.
-	lpMembers map[int][]int
-	in        *Input
-	dims      *dims
-	groups    []*group
-	pools     []*pool
-	shapes    []*shape
-	bins      []*bin
+	base   []*group
+	groups []*group
+	pools  []*pool
+	shapes []*shape
+	bins   []*bin
 
 	daemons     []*daemon
 	daemonLists []corev1.ResourceList
@@ -46,32 +38,59 @@ type problem struct {
 	fits    fitIndex
 	// poolOK[g][pool] says whether group g has any shape in the pool.
 	poolOK [][]bool
-
-	// remaining[g] counts the group's pods not placed yet.
-	remaining []int64
-	claims    []*claim
-	// unplaced groups and the pool phase that gave up on them, for explanations.
-	limitHit map[int]map[int]bool
+	// ncaps counts the shared per-node caps (nodeCap.idx).
+	ncaps int
+	// running indexes the running pods by label value for spread counting (runindex.go).
+	running *runningIndex
 	// spreadFams are the split spreads, checked again after packing.
 	spreadFams []*spreadFam
+	// relaxable: applyTopology split or pinned groups, or capped them by a hostname spread,
+	// so a bound proved on this problem would hold only for plans made the same way; the
+	// bound is proved on the relaxed problem instead (topologyFreeBound), and noProof spares this
+	// one the work.
+	relaxable, noProof bool
+
+	// Built while topology is applied (topology.go), read after.
+	//
+	// topo holds each group's parsed topology constraints.
+	topo map[*group]groupTopo
 	// affinityDomain is the domain chosen for a self-affine group (and all its subgroups).
 	affinityDomain map[string]string
-	// topo holds each group's parsed topology constraints while they are applied.
-	topo map[*group]groupTopo
 	// singles are the one-node states, by representative pod.
 	singleStates map[*corev1.Pod]*singleState
-	// dropped counts pods taken out of packing for good (see drop).
-	dropped map[int]int64
-	// prefs says which preferences this solve treats as requirements.
-	prefs preferences
-	// minValuesHit marks groups whose claims failed their pool's minValues.
-	minValuesHit map[int]bool
+
+	// Worked out on demand and kept for the rest of the solve.
+	//
+	// lpClass maps each group to the group that stands for its class in the LP (lpclass.go).
+	lpClass []int
+	// lpMembers lists, for a group standing for a class of more than one, the class's groups.
+	lpMembers map[int][]int
 	// priceAdj, when set, adds to the price of every shape's nodes in the column generation
 	// (by shape idx): the pools' limits priced in, for limitedBound.
 	priceAdj []float64
 	// growth[pool] is how far each claim's options may exceed its costed type per limited
 	// dimension (-1: unlimited).
 	growth []vec
+	// candMemo caches claimCandidates by shape and groups.
+	candMemo map[string]*candidates
+
+	packState
+}
+
+// packState is what the steps of solveOnce write after newProblem: placeOnBins, packNewNodes,
+// placeWith and returnDropped place pods; enforceTopology and rejectMinValues take some back;
+// result and finalBound read it.
+type packState struct {
+	// remaining[g] counts the group's pods not placed yet.
+	remaining []int64
+	// claims are the planned new nodes.
+	claims []*claim
+	// dropped counts pods taken out of packing for good (see drop).
+	dropped map[int]int64
+	// limitHit: unplaced groups and the pool phase that gave up on them, for explanations.
+	limitHit map[int]map[int]bool
+	// minValuesHit marks groups whose claims failed their pool's minValues.
+	minValuesHit map[int]bool
 }
 
 // fitEntry says group g may go on a shape, through the offerings in mask, using alternative alt
@@ -98,7 +117,7 @@ func newProblem(in *Input, prefs preferences) (*problem, error) {
 // newProblemGrouped is newProblem with the pending pods already grouped (base, as saved in
 // problem.base by an earlier newProblem on the same input); nil groups them.
 func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, error) {
-	p := &problem{in: in, dims: newDims(), limitHit: map[int]map[int]bool{}, prefs: prefs}
+	p := &problem{in: in, dims: newDims(), prefs: prefs, packState: packState{limitHit: map[int]map[int]bool{}}}
 	if base == nil {
 		var pending []*corev1.Pod
 		for _, pod := range in.Pods {

@@ -17,6 +17,12 @@ const defaultImprovementRounds = 8
 // It returns an error only for invalid input (see [Input.Validate]) or when ctx is cancelled
 // (ctx.Err(), wrapped); an unplaceable pod is a result, not an error. Solve is safe for
 // concurrent use: it shares nothing between calls and does not modify in.
+//
+// In order: Validate checks in; solveWithPreferences (preferences.go) decides which soft
+// constraints to honour, by running solveOnce below with them ignored (the baseline, and on
+// small inputs with existing room once more, filling that room largest pods first), then with
+// them as requirements, dropping one kind at a time, until a plan places as many pods at a
+// cost within Options.PreferenceMargin of the baseline's; it returns that plan or the baseline.
 func Solve(ctx context.Context, in Input) (Result, error) {
 	if err := in.Validate(); err != nil {
 		return Result{}, err
@@ -25,28 +31,33 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 }
 
 // solveOnce runs one solve with the given preferences treated as requirements. These are its
-// steps, in order; each names the state it writes.
+// steps, in order, each one function: what it reads → what it writes. The model (problem) is
+// built by step 1 and read by the rest; the packing state (packState: the pods each group has
+// left, the planned claims) is written by steps 4 to 8 in turn.
 //
-//  1. newProblem builds the model: pod groups (split and capped for topology), pools, shapes,
-//     existing room (bins), which group fits which shape (fits). Later steps read it; what
-//     they write is the packing state below.
-//  2. startRelaxedBound proves, on the other core, the bound on the problem without topology
-//     when topology split or pinned groups (see topologyFreeBound).
-//  3. valuePods runs the column generation over every group and shape: the pods' values (the
-//     duals) that order every later choice, the LP's patterns, and the bound where it holds
-//     on this problem. Writes each group's value.
-//  4. placeOnBins fills existing nodes and in-flight claims. Writes p.remaining and the bins.
-//  5. packNewNodes, pool by pool in weight order, plans new nodes for what is left: rounds the
-//     LP's patterns, packs the rest greedily, improves by local search (racing a
-//     first-fit-decreasing packing on small plain pools). Writes p.claims, p.remaining and the
-//     pool's usage against its limits.
-//  6. placeWith puts groups that must share a node with another group's pods on those nodes;
-//     returnDropped gives back pods a packer set aside.
-//  7. enforceTopology takes back pods whose spread or affinity partners could not be placed.
-//  8. rejectMinValues builds each claim's launch request and takes back the pods of claims
-//     whose options cannot meet their pool's minValues.
-//  9. result writes the Result and explains every pod left.
-//  10. finalBound settles the lower bound for the pods the plan places.
+//  1. newProblem: in, prefs → the model p: pod groups (split, pinned and capped for topology),
+//     pools, shapes, existing room (bins), which group fits which shape; every pod remaining.
+//  2. startRelaxedBound: in, prefs, p.base → relaxed, the bound on the problem without
+//     topology (topologyFreeBound), proved on the other core when topology split or pinned
+//     groups.
+//  3. valuePods: the model, counts (each group's pending pods) → lb, the bound where it holds
+//     on this problem; global, the column generation's patterns; each group's value (the LP's
+//     duals), which orders every later choice.
+//  4. placeOnBins: values, bins → pods on existing nodes and in-flight claims (p.remaining,
+//     the bins' room).
+//  5. packNewNodes, pool by pool in weight order: global, counts, p.remaining → p.claims,
+//     p.remaining, the pool's usage against its limits, p.limitHit, p.dropped. It rounds the
+//     LP's patterns, packs the rest greedily and improves by local search (racing a
+//     first-fit-decreasing packing on small plain pools).
+//  6. placeWith: p.claims, bins → the groups that must share a node with another group's pods
+//     on those nodes; returnDropped: p.dropped → p.remaining.
+//  7. enforceTopology: placements, p.spreadFams → pods whose spread or affinity partners
+//     could not be placed taken back (p.remaining, p.claims).
+//  8. rejectMinValues: p.claims → requests, each claim's launch request; the pods of claims
+//     whose options cannot meet their pool's minValues taken back (p.minValuesHit).
+//  9. result: requests, packState → the Result, with every pod left explained.
+//  10. finalBound: relaxed, lb, counts, the unplaced pods → the lower bound for the pods the
+//     plan places.
 func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("scheduling: %w", err)
