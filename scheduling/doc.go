@@ -139,14 +139,28 @@
 //
 // # Inside
 //
-// solveOnce in solve.go lists the steps of a solve in order; each is one function, named there
-// with the state it writes. The model is built once by newProblem (problem.go): the pod groups
-// (group.go), split and capped for topology (topology.go, podterm.go, hostport.go); the pools
-// and their shapes, one per instance type as a node of the pool (shape.go, dominance.go); the
-// existing nodes and in-flight claims as bins (bin.go); and which group fits which shape,
-// through which offerings (problem.go). The packing state is what the steps write: the pods
-// each group has left, the planned claims, each pool's usage against its limits. The steps:
+// solve.go says what Solve does, in order: Validate; solveWithPreferences (preferences.go), which
+// runs solveOnce once for each set of preferences it tries; and solveOnce, whose comment lists its
+// ten steps, each one function, with what it reads and what it writes.
 //
+// There are two kinds of state. The model is a problem (problem.go), built once by newProblem
+// and read by every step after: the pod groups (group.go), split, pinned and capped for topology;
+// the pools and their shapes, one per instance type as a node of the pool (shape.go,
+// dominance.go); the existing nodes and in-flight claims as bins (bin.go); and which group fits
+// which shape, through which offerings. The packing state (packState in problem.go: the pods each
+// group has left, the planned claims, the pods set aside, the groups a limit or minValues turned
+// away) is written by the packing steps in turn, each starting from what the one before left;
+// the pools' usage against their limits and the bins' room and placements go with it. What one
+// step needs only while it runs is passed from function to function, not stored:
+// applyTopology, for one, hands the running pods and their anti-affinity terms to each of its
+// steps.
+//
+// The steps, by file:
+//
+//   - newProblem (problem.go) groups the pods and builds pools, shapes and bins; applyTopology
+//     (topology.go) reads every group's constraints and rewrites the groups in named steps:
+//     anti-affinity over zones, zone spreads (spread.go) and pod affinity, then hostname
+//     spreads and anti-affinity as per-node caps and conflicts;
 //   - valuePods (solve.go) runs the column generation (colgen.go) over column families
 //     (families.go), priced by an integer knapsack (knapsack.go) on a simplex master (lp.go);
 //     its duals value the pods, and it proves the lower bound (bound.go);
@@ -159,8 +173,14 @@
 //     cannot meet minValues;
 //   - result (output.go) writes the Result, and explain.go the reasons for every pod left.
 //
-// Preferences (preferences.go) wrap the whole: solveWithPreferences runs solveOnce with soft
-// constraints treated as hard, then relaxes them kind by kind.
+// Leaves, which read none of the solver's working state: lp.go, the simplex (a revised-simplex
+// master and a small dense LP), and two packages — check, which judges a Result against its
+// Input by Kubernetes' rules and shares no code with the solver, and schedulingtest, with random
+// inputs, brute-force optimal oracles and a first-fit-decreasing baseline for tests and
+// benchmarks. Facts about a single pod — its requests, terminal or not, its host ports, its
+// affinity terms, DaemonSet or mirror — come from the root package (nodeplan.PodRequests,
+// PodTerminal, PodHostPorts, PodAffinityTerms, DaemonSetOf, PodBelongsToNode), which
+// disruption and the example controller use too.
 //
 // # Usage
 //
