@@ -259,16 +259,6 @@ func interPodSelectors(pods []*corev1.Pod) ([]labels.Selector, []string) {
 			out = append(out, labels.Everything())
 		}
 	}
-	terms := func(ts []corev1.PodAffinityTerm) {
-		for i := range ts {
-			add(ts[i].LabelSelector)
-		}
-	}
-	weighted := func(ts []corev1.WeightedPodAffinityTerm) {
-		for i := range ts {
-			add(ts[i].PodAffinityTerm.LabelSelector)
-		}
-	}
 	for _, p := range pods {
 		if !movable(p) {
 			continue
@@ -276,15 +266,8 @@ func interPodSelectors(pods []*corev1.Pod) ([]labels.Selector, []string) {
 		for i := range p.Spec.TopologySpreadConstraints {
 			add(p.Spec.TopologySpreadConstraints[i].LabelSelector)
 		}
-		if a := p.Spec.Affinity; a != nil {
-			if a.PodAffinity != nil {
-				terms(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
-				weighted(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
-			}
-			if a.PodAntiAffinity != nil {
-				terms(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
-				weighted(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
-			}
+		for _, t := range nodeplan.PodAffinityTerms(p) {
+			add(t.LabelSelector)
 		}
 	}
 	return out, keys
@@ -299,24 +282,7 @@ func usesKey(pods []*corev1.Pod, key string) bool {
 				return true
 			}
 		}
-		a := p.Spec.Affinity
-		if a == nil {
-			continue
-		}
-		var terms []corev1.PodAffinityTerm
-		if a.PodAffinity != nil {
-			terms = append(terms, a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
-			for _, w := range a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-				terms = append(terms, w.PodAffinityTerm)
-			}
-		}
-		if a.PodAntiAffinity != nil {
-			terms = append(terms, a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
-			for _, w := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-				terms = append(terms, w.PodAffinityTerm)
-			}
-		}
-		for _, t := range terms {
+		for _, t := range nodeplan.PodAffinityTerms(p) {
 			if t.TopologyKey == key {
 				return true
 			}
