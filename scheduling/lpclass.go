@@ -2,8 +2,6 @@ package scheduling
 
 import (
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // The configuration LP has one row per pod group, but groups are split for reasons the LP never
@@ -25,22 +23,48 @@ import (
 
 // lpClasses returns, per group id, the group id that stands for its class in the LP (the
 // lowest id of the class; a group alone stands for itself). It is computed once per problem.
+//
+// Groups are bucketed by a hash of what the class key holds, and a group joins the first
+// group of its bucket it is exactly interchangeable with (lpSame): the hash only narrows the
+// search, so a collision can cost time but never merge two groups that differ.
 func (p *problem) lpClasses() []int {
 	if p.lpClass != nil && len(p.lpClass) == len(p.groups) {
 		return p.lpClass
 	}
-	p.lpMembers = nil
 	cls := make([]int, len(p.groups))
 	for i := range cls {
 		cls[i] = i
 	}
 	p.lpClass = cls
-	// A group another group's constraint names by itself (a node to share, a partner, a shared
-	// per-node cap) is never merged. Conflicts may be: groups with the same conflicts that the
-	// same groups conflict with are interchangeable (the key holds both lists), and a merged
-	// row's conflicts are then its groups' conflicts.
-	named := make([]bool, len(p.groups))
-	by := make([][]int, len(p.groups))
+	named, by := p.lpNamed()
+	fitHash := p.lpFitHashes()
+	buckets := map[uint64][]int{}
+	conf := make([][]int, len(p.groups))
+	for _, g := range p.groups {
+		if named[g.id] || !g.lpFree() || slices.Contains(g.conflicts, g.id) {
+			continue
+		}
+		conf[g.id] = sortedInts(g.conflicts)
+		h := p.lpHash(g, fitHash[g.id], conf[g.id], by[g.id])
+		i := slices.IndexFunc(buckets[h], func(r int) bool { return p.lpSame(g.id, r, conf, by) })
+		if i >= 0 {
+			cls[g.id] = buckets[h][i]
+		} else {
+			buckets[h] = append(buckets[h], g.id)
+		}
+	}
+	p.lpMembers = classMembers(cls)
+	return cls
+}
+
+// lpNamed returns which groups another group's constraint names by itself (a node to share, a
+// partner, a shared per-node cap: never merged), and, per group, the groups whose conflicts
+// name it (in id order). Conflicts do not stop a merge: groups with the same conflicts that the
+// same groups conflict with are interchangeable, and a merged row's conflicts are then its
+// groups' conflicts.
+func (p *problem) lpNamed() (named []bool, by [][]int) {
+	named = make([]bool, len(p.groups))
+	by = make([][]int, len(p.groups))
 	for _, g := range p.groups {
 		for _, h := range g.conflicts {
 			by[h] = append(by[h], g.id)
@@ -57,69 +81,103 @@ func (p *problem) lpClasses() []int {
 			}
 		}
 	}
-	// A group's signature: its requests and, per shape, how it fits.
-	sigs := make([]strings.Builder, len(p.groups))
+	return named, by
+}
+
+// lpFitHashes hashes, per group, how it fits each shape (offerings and node alternative). A
+// shape whose pods may pin narrow keys mixes in the group itself: whether groups may share such
+// a node depends on the labels their own alternatives pin (canJoin), so lpSame keeps them apart
+// and the hash need not bucket them together.
+func (p *problem) lpFitHashes() []uint64 {
+	hs := make([]uint64, len(p.groups))
 	for s, entries := range p.byShape {
+		narrow := len(p.shapes[s].narrowKeys) > 0
 		for _, e := range entries {
-			b := &sigs[e.g]
-			b.WriteString(strconv.Itoa(s))
-			b.WriteByte(':')
-			b.WriteString(strconv.FormatUint(e.mask, 16))
-			b.WriteByte(':')
-			b.WriteString(strconv.Itoa(e.alt))
-			if len(p.shapes[s].narrowKeys) > 0 {
-				// Whether groups may share such a node depends on the labels their own
-				// alternatives pin (canJoin): keep each group apart there.
-				b.WriteString(":g" + strconv.Itoa(e.g))
+			h := mix(mix(mix(hs[e.g], uint64(s)), e.mask), uint64(e.alt))
+			if narrow {
+				h = mix(h, uint64(e.g))
 			}
-			b.WriteByte(';')
+			hs[e.g] = h
 		}
 	}
-	first := map[string]int{}
-	for _, g := range p.groups {
-		if named[g.id] || !g.lpFree() || slices.Contains(g.conflicts, g.id) {
+	return hs
+}
+
+// lpHash hashes group g's class key: requests, fits, conflicts both ways, pools.
+func (p *problem) lpHash(g *group, fit uint64, conf, by []int) uint64 {
+	h := mix(fit, uint64(len(g.req)))
+	for _, r := range g.req {
+		h = mix(h, uint64(r))
+	}
+	h = mix(h, uint64(len(conf)))
+	for _, x := range conf {
+		h = mix(h, uint64(x))
+	}
+	h = mix(h, uint64(len(by)))
+	for _, x := range by {
+		h = mix(h, uint64(x))
+	}
+	for i, ok := range p.poolOK[g.id] {
+		if ok {
+			h = mix(h, uint64(i)+1)
+		}
+	}
+	return h
+}
+
+// lpSame reports whether groups a and b (both free of what lpFree excludes) are
+// interchangeable in the LP: the same requests, pools, conflicts both ways (conf: sorted), and
+// the same offerings and alternative on every shape, none of which pins narrow keys.
+func (p *problem) lpSame(a, b int, conf, by [][]int) bool {
+	ga, gb := p.groups[a], p.groups[b]
+	if !slices.Equal(ga.req, gb.req) || !slices.Equal(p.poolOK[a], p.poolOK[b]) ||
+		!slices.Equal(conf[a], conf[b]) || !slices.Equal(by[a], by[b]) {
+		return false
+	}
+	for _, s := range p.shapes {
+		ea, oka := p.fit(s, a)
+		eb, okb := p.fit(s, b)
+		if oka != okb || (oka && (ea.mask != eb.mask || ea.alt != eb.alt || len(s.narrowKeys) > 0)) {
+			return false
+		}
+	}
+	return true
+}
+
+// classMembers lists, for every group standing for a class of more than one, the class's
+// groups in id order (nil when no class has more than one).
+func classMembers(cls []int) map[int][]int {
+	var members map[int][]int
+	for g, r := range cls {
+		if r == g {
 			continue
 		}
-		var b strings.Builder
-		for _, r := range g.req {
-			b.WriteString(strconv.FormatInt(r, 10))
-			b.WriteByte(',')
+		if members == nil {
+			members = map[int][]int{}
 		}
-		b.WriteByte('|')
-		b.WriteString(sigs[g.id].String())
-		ids := func(tag string, xs []int) {
-			b.WriteString(tag)
-			for _, x := range slices.Sorted(slices.Values(xs)) {
-				b.WriteString(strconv.Itoa(x))
-				b.WriteByte(',')
-			}
+		if members[r] == nil {
+			members[r] = []int{r}
 		}
-		ids("|c", g.conflicts)
-		ids("|b", by[g.id])
-		for i, ok := range p.poolOK[g.id] {
-			if ok {
-				b.WriteString("p" + strconv.Itoa(i))
-			}
-		}
-		key := b.String()
-		if r, ok := first[key]; ok {
-			cls[g.id] = r
-		} else {
-			first[key] = g.id
-		}
+		members[r] = append(members[r], g)
 	}
-	for g, r := range cls {
-		if r != g {
-			if p.lpMembers == nil {
-				p.lpMembers = map[int][]int{}
-			}
-			if p.lpMembers[r] == nil {
-				p.lpMembers[r] = []int{r}
-			}
-			p.lpMembers[r] = append(p.lpMembers[r], g)
-		}
+	return members
+}
+
+// sortedInts returns xs sorted, copying only when it is not already.
+func sortedInts(xs []int) []int {
+	if slices.IsSorted(xs) {
+		return xs
 	}
-	return cls
+	out := slices.Clone(xs)
+	slices.Sort(out)
+	return out
+}
+
+// mix folds x into hash h (a multiply-xorshift step: deterministic, no seed).
+func mix(h, x uint64) uint64 {
+	h ^= x + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2)
+	h *= 0xff51afd7ed558ccd
+	return h ^ (h >> 33)
 }
 
 // lpFree says the group carries nothing that makes it differ from a group of the same requests
