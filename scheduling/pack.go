@@ -96,7 +96,7 @@ func (p *problem) canJoin(s *shape, e fitEntry, placed []placement) bool {
 		if pl.g == e.g {
 			continue
 		}
-		if slices.Contains(g.conflicts, pl.g) {
+		if g.conflictsWithGroup(pl.g) {
 			return false
 		}
 	}

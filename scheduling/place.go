@@ -135,12 +135,8 @@ func (p *problem) fitOnShape(g *group, s *shape) (fitEntry, bool) {
 
 func (b *bin) conflictsWith(p *problem, g *group) bool {
 	for _, x := range b.placed {
-		if x.g != g.id {
-			for _, c := range g.conflicts {
-				if c == x.g {
-					return true
-				}
-			}
+		if x.g != g.id && g.conflictsWithGroup(x.g) {
+			return true
 		}
 	}
 	return false

@@ -222,27 +222,34 @@ func (p *problem) addInputDims(in *Input) {
 }
 
 // finishConflicts numbers each group's conflicting groups (topology's, and groups whose host
-// ports collide, which may not share a node) and caps single-node groups at their size.
+// ports collide, which may not share a node), sorted and without repeats so membership is a
+// binary search (conflictsWithGroup), and caps single-node groups at their size.
 func (p *problem) finishConflicts() {
-	for _, g := range p.groups {
-		g.conflicts = g.conflicts[:0]
-		for _, h := range g.conflictGroups {
-			g.conflicts = append(g.conflicts, h.id)
-		}
-		if g.single != nil && (g.perNode == 0 || g.perNode > int64(len(g.pods))) {
-			g.perNode = int64(len(g.pods))
-		}
-	}
 	for i, g := range p.groups {
 		for _, h := range p.groups[i+1:] {
 			if _, clash := portsConflict(g.ports, h.ports); clash && len(g.ports) > 0 && len(h.ports) > 0 {
 				g.conflict(h)
 				h.conflict(g)
-				g.conflicts = append(g.conflicts, h.id)
-				h.conflicts = append(h.conflicts, g.id)
 			}
 		}
 	}
+	for _, g := range p.groups {
+		g.conflicts = g.conflicts[:0]
+		for _, h := range g.conflictGroups {
+			g.conflicts = append(g.conflicts, h.id)
+		}
+		slices.Sort(g.conflicts)
+		g.conflicts = slices.Compact(g.conflicts)
+		if g.single != nil && (g.perNode == 0 || g.perNode > int64(len(g.pods))) {
+			g.perNode = int64(len(g.pods))
+		}
+	}
+}
+
+// conflictsWithGroup reports whether g may not share a node with group h.
+func (g *group) conflictsWithGroup(h int) bool {
+	_, found := slices.BinarySearch(g.conflicts, h)
+	return found
 }
 
 // selectorKeys returns the label keys some spread or affinity selector looks at: pods that
