@@ -244,3 +244,23 @@ func TestAffinitiesWaitingOnEachOtherAreNotPlanned(t *testing.T) {
 		t.Errorf("Solve() = %d claims, unschedulable %s; want no claim and both pods unschedulable", len(res.NodeClaims), unplacedKeys(res))
 	}
 }
+
+// A node the solve may not use (NoNewPods) is a domain kube-scheduler counts even when no pod
+// runs there; the disruption planner offers nodes so, without the pods that match nothing.
+// Before, only nodes with running pods or room gave domains: empty-c was left out, the
+// minimum was 1, and the web pod went to zone-a beside a second one.
+func TestSpreadCountsAnEmptyNodeThatTakesNoPods(t *testing.T) {
+	in := onePool(schedulingtest.ZonalType("zone-a"))
+	emptyC := zonalNode("empty-c", "zone-c", "4", nil)
+	emptyC.NoNewPods = true
+	in.Nodes = []scheduling.Node{
+		zonalNode("roomy-a", "zone-a", "4", replicas("web", 1, "100m", runningOn("roomy-a"), func(p *corev1.Pod) { p.Name += "-a" })),
+		zonalNode("full-b", "zone-b", "1", replicas("web", 1, "1", runningOn("full-b"), func(p *corev1.Pod) { p.Name += "-b" })),
+		emptyC,
+	}
+	in.Pods = replicas("web", 1, "1", spreadOver(nodeplan.LabelZone, 1))
+	res := solveAndCheck(t, in)
+	if z := placedZones(in, res)["default/web-0"]; z != "" {
+		t.Errorf("default/web-0 placed in %s, want it unschedulable: zones a, b and c count 1, 1 and 0, and only zone-a has room", z)
+	}
+}

@@ -158,8 +158,8 @@ func (p *problem) countDomains(f *spreadFam, running []existingPod) {
 	slices.Sort(f.all)
 }
 
-// countRunning adds to f.base the domain of every node with a running pod that kube-scheduler
-// counts for f's carriers — the nodes their node selection admits, whatever else (volumes,
+// countRunning adds to f.base the domain of every existing node that kube-scheduler counts for
+// f's carriers — the nodes their node selection admits, whatever else (volumes,
 // other constraints' pins) narrows where they may go; whether or not the solve may use it
 // (NoNewPods, cordoned), since kube-scheduler's minimum is over all of them — and counts there
 // the running pods the selector matches, among those runningCandidates leaves.
@@ -186,11 +186,11 @@ func (p *problem) countRunning(f *spreadFam, running []existingPod) {
 		seen[e.node] = counted{v, ok}
 		return v, ok
 	}
-	var last *corev1.Node
-	for _, e := range running {
-		if e.node != last {
-			last = e.node
-			if v, ok := domain(e); ok {
+	// Every existing node is a domain, with its running pods or without: a node the solve may
+	// not use (NoNewPods) whose pods match nothing still has a count of zero there.
+	for i := range p.in.Nodes {
+		if n := p.in.Nodes[i].Node; n != nil {
+			if v, ok := domain(existingPod{node: n, labels: n.Labels}); ok {
 				f.base[v] += 0
 			}
 		}
