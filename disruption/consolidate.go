@@ -187,6 +187,9 @@ func (p *planner) evaluate(set []*nstate) (*option, *Blocked, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if sim.broken != nil {
+		return nil, sim.broken, nil
+	}
 	if len(sim.result.Unschedulable) > 0 {
 		u := sim.result.Unschedulable[0]
 		return nil, &Blocked{Code: CodePodsDoNotFit, Object: u.Pod, Message: fmt.Sprintf(

@@ -61,6 +61,11 @@ func (p *planner) forcefulAdmitted(list []*nstate, reason nodeplan.DisruptionRea
 	}
 	for _, batch := range chunk(list, forcefulBatches) {
 		sim, err := p.simulate(batch)
+		if err == nil && sim.broken != nil {
+			// A forceful command goes ahead even so: its pods go around the earlier moves
+			// as they were made, not into room those moves would leave.
+			sim, err = p.simulatePinning(batch, false)
+		}
 		if err != nil {
 			return err
 		}
@@ -176,9 +181,13 @@ func (p *planner) drift(b *buckets) error {
 		if err != nil {
 			return err
 		}
-		if len(sim.result.Unschedulable) > 0 {
+		if len(sim.result.Unschedulable) > 0 || sim.broken != nil {
 			if len(group) == 1 {
 				release(group[0])
+				if sim.broken != nil {
+					group[0].s.blocked = sim.broken
+					return nil
+				}
 				u := sim.result.Unschedulable[0]
 				group[0].s.blocked = &Blocked{Code: CodePodsDoNotFit, Object: u.Pod, Message: fmt.Sprintf(
 					"the node drifted (%s) but pod %s would have nowhere to go: %s", group[0].s.in.Drift, u.Pod, u.Message)}

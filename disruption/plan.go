@@ -90,6 +90,7 @@ func (p *planner) reservePending() error {
 			}
 		}
 		p.place(s, pods)
+		p.recordPlaced(s.name, false, pods)
 		s.receives = false
 		s.nominated = pl.Pods[0]
 	}
@@ -270,11 +271,19 @@ func (p *planner) commit(c Command, set []*nstate) {
 				}
 			}
 			p.place(dst, pods)
+			p.recordPlaced(dst.name, false, pods)
 			dst.changedAt = p.version + 1
 		}
 	}
 	for _, rc := range c.Replacements {
 		p.addVirtual(rc, byKey)
+		var pods []*corev1.Pod
+		for _, k := range rc.Pods {
+			if pod := byKey[k]; pod != nil {
+				pods = append(pods, pod)
+			}
+		}
+		p.recordPlaced(rc.Name, true, pods)
 	}
 	p.version++
 	p.commands = append(p.commands, c)

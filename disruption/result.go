@@ -126,4 +126,8 @@ const (
 	// CodeOutranked: a feasible move exists but a better one took the room, the budget or the
 	// PDB allowance it needed; a later pass reconsiders it.
 	CodeOutranked Code = "Outranked"
+	// CodeDependsOnPass: the node's pods are counted by the topology spread or required pod
+	// affinity of a pod another command of this pass moves, and evicting them would leave that
+	// pod nowhere to bind; a later pass reconsiders the node.
+	CodeDependsOnPass Code = "DependsOnPass"
 )

@@ -18,6 +18,9 @@ import (
 type simulation struct {
 	done   bool // false when the pass could not afford it
 	result scheduling.Result
+	// broken says why the moves would leave a pod placed earlier in the pass unable to bind
+	// (see together.go); nil when they would not.
+	broken *Blocked
 }
 
 // maxDestinations bounds the nodes a simulation offers the solver to place pods on: the ones
@@ -32,6 +35,12 @@ func (p *planner) canSimulate() bool { return p.sims < p.maxSims }
 // nodes that stay (their free room net of everything bound and already moved this pass) or onto
 // new nodes from the NodePools. Nodes that are going, disrupting or not initialized take nothing.
 func (p *planner) simulate(set []*nstate) (simulation, error) {
+	return p.simulatePinning(set, true)
+}
+
+// simulatePinning is simulate, re-placing the pods placed earlier in the pass that depend on the
+// set's pods when pin is set (see together.go), or leaving them where they were put.
+func (p *planner) simulatePinning(set []*nstate, pin bool) (simulation, error) {
 	if err := p.ctx.Err(); err != nil {
 		return simulation{}, fmt.Errorf("disruption: %w", err)
 	}
@@ -39,12 +48,42 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 	if len(orig) == 0 {
 		return simulation{done: true}, nil
 	}
-	if moves, ok := p.fastDelete(set); ok {
-		return simulation{done: true, result: scheduling.Result{Existing: moves}}, nil
+	// A dependent that cannot be pinned breaks the set all the same; the simulation still runs,
+	// since forceful commands go ahead whatever it finds.
+	var unpinned *Blocked
+	var deps []placedPod
+	if pin {
+		deps = p.dependents(orig)
 	}
-	// Pods that are plain and that no inter-pod term of the others selects need no solver: the
-	// solver places the rest, and the plain ones go best fit onto the room left.
-	keep := p.mattersTo(orig)
+	pins := make([]*corev1.Pod, 0, len(deps))
+	for i := 0; i < len(deps); i++ {
+		q, ok := deps[i].pinned()
+		if !ok {
+			if unpinned == nil {
+				unpinned = brokenDependent(deps[i], "")
+			}
+			deps = slices.Delete(deps, i, i+1)
+			i--
+			continue
+		}
+		pins = append(pins, q)
+	}
+	if len(deps) == 0 {
+		if moves, ok := p.fastDelete(set); ok {
+			return simulation{done: true, result: scheduling.Result{Existing: moves}, broken: unpinned}, nil
+		}
+	}
+	// Pods that are plain and that no inter-pod term of the others (or of the pinned pods)
+	// selects need no solver: the solver places the rest, and the plain ones go best fit onto
+	// the room left.
+	moving := orig
+	if len(deps) > 0 {
+		moving = slices.Clone(orig)
+		for _, d := range deps {
+			moving = append(moving, d.pod)
+		}
+	}
+	keep := p.mattersTo(moving)
 	var plainOrig, restOrig []*corev1.Pod
 	for _, pod := range orig {
 		if _, ok := p.plain(pod); ok && !keep(pod) {
@@ -54,12 +93,12 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 		}
 	}
 	if len(plainOrig) > 0 && len(restOrig) > 0 {
-		res, err := p.solve(set, restOrig, keep)
+		res, broken, err := p.solve(set, restOrig, keep, deps, pins)
 		if err != nil {
 			return simulation{}, err
 		}
 		if len(res.Unschedulable) > 0 {
-			return simulation{done: true, result: res}, nil
+			return simulation{done: true, result: res, broken: cmp.Or(unpinned, broken)}, nil
 		}
 		taken := map[*nstate]vec{}
 		for _, pl := range res.Existing {
@@ -70,26 +109,33 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 		}
 		if moves, ok := p.fastPlace(set, plainOrig, taken); ok {
 			res.Existing = mergePlacements(res.Existing, moves)
-			return simulation{done: true, result: res}, nil
+			return simulation{done: true, result: res, broken: cmp.Or(unpinned, broken)}, nil
 		}
 		// The solver's packing left the plain pods no room: let it place them all.
 	}
-	res, err := p.solve(set, orig, keep)
+	res, broken, err := p.solve(set, orig, keep, deps, pins)
 	if err != nil {
 		return simulation{}, err
 	}
-	return simulation{done: true, result: res}, nil
+	return simulation{done: true, result: res, broken: cmp.Or(unpinned, broken)}, nil
 }
 
 // solve runs the solver for pods of set's nodes, offering it the destinations and counted nodes
-// described in simulate.
-func (p *planner) solve(set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod) bool) (scheduling.Result, error) {
+// described in simulate, and re-placing the pinned copies (pins) of the pods placed earlier in
+// the pass that depend on them (deps); the result leaves those out, and the blocker says when
+// one of them would no longer bind.
+func (p *planner) solve(set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod) bool, deps []placedPod, pins []*corev1.Pod) (scheduling.Result, *Blocked, error) {
 	in := set
 	pods := make([]*corev1.Pod, len(orig))
 	for i, pod := range orig {
 		q := *pod
 		q.Spec.NodeName = ""
 		pods[i] = &q
+	}
+	pods = append(pods, pins...)
+	pinnedAt := map[string][]*corev1.Pod{}
+	for _, d := range deps {
+		pinnedAt[d.node] = append(pinnedAt[d.node], d.pod)
 	}
 	p.sims++
 	skip := make(map[*nstate]bool, len(in))
@@ -101,24 +147,25 @@ func (p *planner) solve(set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod
 	// matter to inter-pod terms is offered for counting only — merged, when no term is per node,
 	// into one stand-in per distinct set of labels, so a simulation's size does not grow with
 	// the cluster.
-	var dests, counted []*nstate
+	var dests, counted, leaving, pinned []*nstate
 	for _, s := range p.nodes {
 		if s.gone || skip[s] {
+			leaving = append(leaving, s)
+			continue
+		}
+		if pinnedAt[s.name] != nil {
+			pinned = append(pinned, s)
 			continue
 		}
 		if s.dest && fitsAny(s.free, shapes) {
 			dests = append(dests, s)
-		} else if len(s.sched.Pods) > 0 {
+		} else {
 			counted = append(counted, s)
 		}
 	}
 	if len(dests) > maxDestinations {
 		slices.SortStableFunc(dests, func(a, b *nstate) int { return cmp.Compare(b.free.cpu, a.free.cpu) })
-		for _, s := range dests[maxDestinations:] {
-			if len(s.sched.Pods) > 0 {
-				counted = append(counted, s)
-			}
-		}
+		counted = append(counted, dests[maxDestinations:]...)
 		dests = dests[:maxDestinations]
 		slices.SortStableFunc(dests, func(a, b *nstate) int { return strings.Compare(a.name, b.name) })
 		slices.SortStableFunc(counted, func(a, b *nstate) int { return strings.Compare(a.name, b.name) })
@@ -127,16 +174,28 @@ func (p *planner) solve(set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod
 	for _, s := range dests {
 		nodes = append(nodes, s.view(keep))
 	}
+	for _, s := range pinned {
+		nodes = append(nodes, p.unplace(s.view(keep), pinnedAt[s.name]))
+	}
 	if p.aggregate {
 		nodes = append(nodes, p.standIns(counted, keep)...)
 	} else {
+		// Nodes without a pod that matters count as domains all the same: one such node per
+		// set of labels and taints stands for the others, which are the same domains' zeros.
+		empty := map[string]bool{}
 		for _, s := range counted {
-			if v := s.countOnly(); len(v.Pods) > 0 {
-				v.Pods = filterPods(v.Pods, keep)
-				nodes = append(nodes, v)
+			v := s.countOnly()
+			v.Pods = filterPods(v.Pods, keep)
+			if len(v.Pods) == 0 {
+				if empty[s.groupKey()] {
+					continue
+				}
+				empty[s.groupKey()] = true
 			}
+			nodes = append(nodes, v)
 		}
 	}
+	nodes = append(nodes, leavingDomains(leaving)...)
 	for _, v := range p.virtual {
 		v.Pods = filterPods(v.Pods, keep)
 		nodes = append(nodes, v)
@@ -153,9 +212,13 @@ func (p *planner) solve(set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod
 		Options:           p.schedulingOptions(),
 	})
 	if err != nil {
-		return scheduling.Result{}, fmt.Errorf("disruption: simulating %s: %w", names(set), err)
+		return scheduling.Result{}, nil, fmt.Errorf("disruption: simulating %s: %w", names(set), err)
 	}
-	return res, nil
+	if len(deps) == 0 {
+		return res, nil, nil
+	}
+	res, broken := dropPinned(res, deps)
+	return res, broken, nil
 }
 
 // reqOf returns the requests of the pod with key k among pods.
@@ -274,6 +337,33 @@ func (p *planner) standIns(list []*nstate, keep func(*corev1.Pod) bool) []schedu
 				out[i].Pods = append(out[i].Pods, pod)
 			}
 		}
+	}
+	return out
+}
+
+// leavingDomains stands for the nodes this pass disrupts as kube-scheduler sees them while
+// the moved pods bind: still there, tainted karpenter.sh/disrupted:NoSchedule, their pods
+// evicted. Such a node is a domain with no matching pod for every spread that does not honour
+// taints, so it can lower a spread's minimum; one empty node per set of labels and taints
+// stands for all of them.
+func leavingDomains(list []*nstate) []scheduling.Node {
+	var out []scheduling.Node
+	seen := map[string]bool{}
+	for _, s := range list {
+		key := s.groupKey()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		n := &corev1.Node{}
+		n.Name = fmt.Sprintf("leaving-%d", len(out))
+		n.Labels = make(map[string]string, len(s.sched.Node.Labels))
+		for k, v := range s.sched.Node.Labels {
+			n.Labels[k] = v
+		}
+		n.Labels[nodeplan.LabelHostname] = n.Name
+		n.Spec.Taints = append(slices.Clone(s.sched.Node.Spec.Taints), corev1.Taint{Key: nodeplan.TaintDisrupted, Effect: corev1.TaintEffectNoSchedule})
+		out = append(out, scheduling.Node{Node: n, NoNewPods: true})
 	}
 	return out
 }

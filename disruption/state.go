@@ -97,6 +97,7 @@ type planner struct {
 	scratch []destEntry // fastDelete's working copy of dests
 
 	virtual []scheduling.Node // replacements of earlier commands, for inter-pod terms only
+	placed  []placedPod       // pods placed this pass whose hard inter-pod terms count others
 
 	sims     int
 	maxSims  int

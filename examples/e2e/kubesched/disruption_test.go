@@ -6,10 +6,13 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/disruption"
@@ -92,6 +95,7 @@ func TestDisruptionMovesBind(t *testing.T) {
 					report = t.Logf
 					known[class]++
 				}
+				t.Log(domainCounts(state, plan, d.Moved, byKey, k))
 				report("moved pod %s planned on %s refused by kube-scheduler [%s]: %s", k, d.Moved[k], cmp.Or(class, "new"), d.Refused[k])
 			}
 			for k, node := range d.Bound {
@@ -117,4 +121,97 @@ func hash(seed uint64, k string) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/%s", seed, k)
 	return h.Sum64()
+}
+
+// domainCounts explains a refused moved pod: for each of its spread constraints and required
+// affinity terms, the pods the selector matches per domain before the plan and once every
+// command is carried out (a moved pod tagged with its command, source and destination), and
+// which nodes each zone holds ("gone": a command removes it).
+func domainCounts(state []disruption.Node, plan disruption.Result, moved map[string]string, byKey map[string]*corev1.Pod, key string) string {
+	var b strings.Builder
+	p := byKey[key]
+	zoneOf := map[string]string{}
+	gone := map[string]bool{}
+	cmdOf := map[string]int{}
+	for ci, c := range plan.Commands {
+		for _, n := range c.Nodes {
+			gone[n] = true
+		}
+		for _, k := range c.Pods {
+			cmdOf[k] = ci
+		}
+	}
+	before := map[string]string{}
+	for _, n := range state {
+		zoneOf[n.Name()] = n.Zone
+		for _, q := range n.Pods {
+			before[nodeplan.PodKey(q)] = n.Name()
+		}
+	}
+	for ci, c := range plan.Commands {
+		for ri, rc := range c.Replacements {
+			zoneOf[fmt.Sprintf("replacement-%d-%d", ci, ri)] = rc.Offering.Zone
+		}
+	}
+	after := map[string]string{}
+	for k, n := range before {
+		if _, ok := cmdOf[k]; !ok {
+			after[k] = n
+		}
+	}
+	for k, n := range moved {
+		after[k] = n
+	}
+	fmt.Fprintf(&b, "pod %s labels %v from %s (cmd %d) to %s (zone %s)\n", key, p.Labels, before[key], cmdOf[key], moved[key], zoneOf[moved[key]])
+	show := func(sel labels.Selector, ns, tk string) {
+		for _, phase := range []struct {
+			name string
+			at   map[string]string
+		}{{"before", before}, {"after", after}} {
+			counts := map[string][]string{}
+			for k, n := range phase.at {
+				q := byKey[k]
+				if q == nil || q.Namespace != ns || !sel.Matches(labels.Set(q.Labels)) {
+					continue
+				}
+				d := n
+				if tk == nodeplan.LabelZone {
+					d = zoneOf[n]
+				}
+				tag := k
+				if ci, ok := cmdOf[k]; ok {
+					tag += fmt.Sprintf("(cmd%d %s→%s)", ci, before[k], moved[k])
+				}
+				counts[d] = append(counts[d], tag)
+			}
+			fmt.Fprintf(&b, "  %s:\n", phase.name)
+			for _, d := range slices.Sorted(maps.Keys(counts)) {
+				slices.Sort(counts[d])
+				fmt.Fprintf(&b, "    %s %d %v\n", d, len(counts[d]), counts[d])
+			}
+		}
+	}
+	for _, c := range p.Spec.TopologySpreadConstraints {
+		sel, _ := metav1.LabelSelectorAsSelector(c.LabelSelector)
+		fmt.Fprintf(&b, " spread %s %s maxSkew %d\n", c.TopologyKey, sel, c.MaxSkew)
+		show(sel, p.Namespace, c.TopologyKey)
+	}
+	for _, t := range requiredAffinity(p) {
+		sel, _ := metav1.LabelSelectorAsSelector(t.LabelSelector)
+		fmt.Fprintf(&b, " affinity %s %s\n", t.TopologyKey, sel)
+		show(sel, p.Namespace, t.TopologyKey)
+	}
+	zones := map[string][]string{}
+	for n, z := range zoneOf {
+		tag := n
+		if gone[n] {
+			tag += "(gone)"
+		}
+		zones[z] = append(zones[z], tag)
+	}
+	for _, z := range slices.Sorted(maps.Keys(zones)) {
+		slices.Sort(zones[z])
+		fmt.Fprintf(&b, " zone %s: %v\n", z, zones[z])
+	}
+	return b.String()
 }

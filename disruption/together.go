@@ -1,0 +1,201 @@
+package disruption
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/scheduling"
+)
+
+// The commands of a pass are carried out together: the controller drains them at the same
+// time, so every pod they move is pending at once, and kube-scheduler checks each one's
+// topology spread and required pod affinity against the cluster all the commands leave — not
+// against the cluster as it was when its own command was simulated. Commands are simulated one
+// after another, each seeing the earlier ones' moves as done; but a later command that evicts
+// pods an earlier moved pod's spread or affinity counts changes what that pod will find: the
+// pods it spread against may leave a zone, the pod it follows may move away.
+//
+// So a simulation re-places, beside its own pods, every pod placed earlier in the pass whose
+// hard inter-pod terms (DoNotSchedule spread, required pod affinity) select one of them — pinned
+// to the node it was given, so the solver checks that it still binds there once the new moves
+// are made. If one of them no longer would, the set waits for a later pass.
+
+// placedPod is a pod the pass moves (or a pending pod it places) whose hard inter-pod terms
+// count other pods.
+type placedPod struct {
+	pod     *corev1.Pod
+	node    string
+	virtual bool // node is a replacement another command launches
+	terms   []hardTerm
+}
+
+// hardTerm is one selector of a DoNotSchedule spread or required pod affinity term.
+type hardTerm struct {
+	sel labels.Selector
+	ns  string // the namespace it counts pods in; "" for any (a namespaceSelector or list)
+}
+
+// hardTerms returns the pod's terms that decide whether it may bind, by what they select.
+func hardTerms(pod *corev1.Pod) []hardTerm {
+	var out []hardTerm
+	add := func(ls *metav1.LabelSelector, ns string) {
+		sel, err := metav1.LabelSelectorAsSelector(ls)
+		if err != nil {
+			sel = labels.Everything()
+		}
+		out = append(out, hardTerm{sel: sel, ns: ns})
+	}
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if c.WhenUnsatisfiable != corev1.ScheduleAnyway && c.LabelSelector != nil {
+			add(c.LabelSelector, pod.Namespace)
+		}
+	}
+	if a := pod.Spec.Affinity; a != nil && a.PodAffinity != nil {
+		for _, t := range a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			ns := pod.Namespace
+			if len(t.Namespaces) > 0 || t.NamespaceSelector != nil {
+				ns = ""
+			}
+			add(t.LabelSelector, ns)
+		}
+	}
+	return out
+}
+
+// recordPlaced remembers pods placed on node this pass, for dependents.
+func (p *planner) recordPlaced(node string, virtual bool, pods []*corev1.Pod) {
+	for _, pod := range pods {
+		if t := hardTerms(pod); len(t) > 0 {
+			p.placed = append(p.placed, placedPod{pod: pod, node: node, virtual: virtual, terms: t})
+		}
+	}
+}
+
+// dependents returns the pods placed earlier in the pass whose hard terms select one of
+// moving.
+func (p *planner) dependents(moving []*corev1.Pod) []placedPod {
+	var out []placedPod
+	for _, d := range p.placed {
+		if slices.ContainsFunc(moving, d.selects) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (d placedPod) selects(pod *corev1.Pod) bool {
+	for _, t := range d.terms {
+		if (t.ns == "" || t.ns == pod.Namespace) && t.sel.Matches(labels.Set(pod.Labels)) {
+			return true
+		}
+	}
+	return false
+}
+
+// pinned returns a pending copy of d's pod that may go only to its node, and false when the
+// solver could not be told so without changing what its spread counts: the pin is a required
+// node affinity on the node's name, and a spread honouring node affinity (the default) would
+// then count that one node only. The copy's spreads ignore node affinity instead, which counts
+// the same nodes when the pod has no node selection of its own.
+func (d placedPod) pinned() (*corev1.Pod, bool) {
+	if d.virtual {
+		return nil, false // another command's replacement: not a node the solve may use
+	}
+	q := d.pod.DeepCopy()
+	q.Spec.NodeName = ""
+	selects := len(q.Spec.NodeSelector) > 0
+	if a := q.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		selects = true
+	}
+	ignore := corev1.NodeInclusionPolicyIgnore
+	for i := range q.Spec.TopologySpreadConstraints {
+		c := &q.Spec.TopologySpreadConstraints[i]
+		if c.NodeAffinityPolicy != nil && *c.NodeAffinityPolicy == ignore {
+			continue
+		}
+		if selects {
+			return nil, false
+		}
+		c.NodeAffinityPolicy = &ignore
+	}
+	field := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{d.node}}
+	if q.Spec.Affinity == nil {
+		q.Spec.Affinity = &corev1.Affinity{}
+	}
+	if q.Spec.Affinity.NodeAffinity == nil {
+		q.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	req := q.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if req == nil || len(req.NodeSelectorTerms) == 0 {
+		q.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{field}}}}
+	} else {
+		for i := range req.NodeSelectorTerms {
+			req.NodeSelectorTerms[i].MatchFields = append(req.NodeSelectorTerms[i].MatchFields, field)
+		}
+	}
+	return q, true
+}
+
+// brokenDependent is the blocker for a set whose moves would leave d unable to bind.
+func brokenDependent(d placedPod, why string) *Blocked {
+	msg := fmt.Sprintf("pod %s, which another command of this pass moves to %s, counts the node's pods for its topology spread or pod affinity", nodeplan.PodKey(d.pod), d.node)
+	if why != "" {
+		msg += " and could not bind there once they move (" + why + ")"
+	} else {
+		msg += ", and that move cannot be re-checked against this one"
+	}
+	return &Blocked{Code: CodeDependsOnPass, Object: nodeplan.PodKey(d.pod),
+		Message: msg + "; a later pass reconsiders the node"}
+}
+
+// unplace is node v as a simulation sees it with pods (placed there earlier in the pass) taken
+// off again: their room back, and no longer among its pods.
+func (p *planner) unplace(v scheduling.Node, pods []*corev1.Pod) scheduling.Node {
+	node := *v.Node
+	alloc := node.Status.Allocatable.DeepCopy()
+	gone := map[string]bool{}
+	for _, pod := range pods {
+		alloc = nodeplan.AddResources(alloc, p.podRequests(pod))
+		gone[nodeplan.PodKey(pod)] = true
+	}
+	node.Status.Allocatable = alloc
+	v.Node = &node
+	v.Pods = slices.DeleteFunc(slices.Clone(v.Pods), func(pod *corev1.Pod) bool { return gone[nodeplan.PodKey(pod)] })
+	return v
+}
+
+// dropPinned takes the pinned pods of deps out of a simulation's result, and returns the blocker
+// for the first of them the solver could not place on its node.
+func dropPinned(res scheduling.Result, deps []placedPod) (scheduling.Result, *Blocked) {
+	byKey := make(map[string]placedPod, len(deps))
+	for _, d := range deps {
+		byKey[nodeplan.PodKey(d.pod)] = d
+	}
+	var broken *Blocked
+	var unsched []scheduling.Unschedulable
+	for _, u := range res.Unschedulable {
+		if d, ok := byKey[u.Pod]; ok {
+			if broken == nil {
+				broken = brokenDependent(d, u.Message)
+			}
+			continue
+		}
+		unsched = append(unsched, u)
+	}
+	res.Unschedulable = unsched
+	var existing []scheduling.Placement
+	for _, pl := range res.Existing {
+		pods := slices.DeleteFunc(slices.Clone(pl.Pods), func(k string) bool { _, ok := byKey[k]; return ok })
+		if len(pods) > 0 {
+			existing = append(existing, scheduling.Placement{Name: pl.Name, Pods: pods})
+		}
+	}
+	res.Existing = existing
+	return res, broken
+}
