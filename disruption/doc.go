@@ -26,7 +26,12 @@
 //
 // A pass emits several disjoint commands — Karpenter acts once per pass — chosen so that they fit
 // every budget and every PDB together, and so that every moved pod fits on the nodes that remain
-// plus the replacements, all at once.
+// plus the replacements, all at once. Carried out together, every moved pod is pending at the
+// same time, so a command simulated after another re-checks the other's moved pods whose
+// DoNotSchedule spread or required pod affinity counts its own pods (pinned to their
+// destinations); when one would no longer bind, its nodes wait for a later pass
+// (CodeDependsOnPass). While the moved pods bind, the nodes the pass removes still count as
+// topology domains — tainted and empty — as kube-scheduler sees them.
 //
 // # How consolidation chooses
 //
