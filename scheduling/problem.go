@@ -115,26 +115,17 @@ func newProblem(in *Input, prefs preferences) (*problem, error) {
 }
 
 // newProblemGrouped is newProblem with the pending pods already grouped (base, as saved in
-// problem.base by an earlier newProblem on the same input); nil groups them.
+// problem.base by an earlier newProblem on the same input); nil groups them. Its steps, in
+// order: the groups, copied (later steps split and annotate them; pods and keys are only read,
+// so they are shared); what each group's pods ask for (describeGroups); the DaemonSets and every
+// resource the input names, then the groups' requests as vectors; the pools and their shapes;
+// the existing nodes and in-flight claims as bins; topology (applyTopology); conflicts, fits
+// and dominated shapes; and the packing state at its start.
 func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, error) {
-	p := &problem{in: in, dims: newDims(), prefs: prefs, packState: packState{limitHit: map[int]map[int]bool{}}}
 	if base == nil {
-		var pending []*corev1.Pod
-		for _, pod := range in.Pods {
-			if pod.Spec.NodeName == "" {
-				pending = append(pending, pod)
-			}
-		}
-		base = groupPods(pending, selectorKeys(in), in.VolumeZones, inputTaints(in))
+		base = groupPending(in)
 	}
-	// Later steps split and annotate groups: keep the plain grouping (pods and keys are only
-	// read, so they are shared).
-	p.base = make([]*group, len(base))
-	p.groups = make([]*group, len(base))
-	for i, g := range base {
-		p.base[i] = &group{id: g.id, rep: g.rep, pods: g.pods, keys: g.keys}
-		p.groups[i] = &group{id: g.id, rep: g.rep, pods: g.pods, keys: g.keys}
-	}
+	p := &problem{in: in, dims: newDims(), prefs: prefs, base: copyGroups(base), groups: copyGroups(base)}
 	reqLists, err := p.describeGroups(in)
 	if err != nil {
 		return nil, err
@@ -144,12 +135,7 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, e
 	}
 	p.addInputDims(in)
 	p.finishDaemons()
-	for i, g := range p.groups {
-		g.req = p.dims.vec(reqLists[i])
-		if g.ports != nil {
-			g.perNode = 1 // two replicas cannot bind the same host port
-		}
-	}
+	p.setRequests(reqLists)
 	p.buildPools(in)
 	if err := p.buildBins(in); err != nil {
 		return nil, err
@@ -160,14 +146,52 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, e
 	p.finishConflicts()
 	p.buildFits()
 	p.markDominated()
+	p.startPacking()
+	return p, nil
+}
+
+// groupPending groups the pods of in not bound to a node yet.
+func groupPending(in *Input) []*group {
+	var pending []*corev1.Pod
+	for _, pod := range in.Pods {
+		if pod.Spec.NodeName == "" {
+			pending = append(pending, pod)
+		}
+	}
+	return groupPods(pending, selectorKeys(in), in.VolumeZones, inputTaints(in))
+}
+
+// copyGroups returns fresh groups with the pods of base, before any step annotated them.
+func copyGroups(base []*group) []*group {
+	out := make([]*group, len(base))
+	for i, g := range base {
+		out[i] = &group{id: g.id, rep: g.rep, pods: g.pods, keys: g.keys}
+	}
+	return out
+}
+
+// setRequests gives each group its requests as a vector over the problem's dimensions, and a
+// cap of one pod per node to groups with host ports (two replicas cannot bind the same one).
+func (p *problem) setRequests(reqLists []corev1.ResourceList) {
+	for i, g := range p.groups {
+		g.req = p.dims.vec(reqLists[i])
+		if g.ports != nil {
+			g.perNode = 1
+		}
+	}
+}
+
+// startPacking sets the packing state at its start: every pending pod remaining, and each
+// pool's usage as the existing nodes and claims leave it (used0).
+func (p *problem) startPacking() {
 	for _, pl := range p.pools {
 		pl.used0 = pl.used.clone()
 	}
+	p.limitHit = map[int]map[int]bool{}
 	p.remaining = make([]int64, len(p.groups))
 	for _, g := range p.groups {
 		p.remaining[g.id] = int64(len(g.pods))
 	}
-	return p, nil
 }
 
 // describeGroups reads each group's node alternatives, tolerations, host ports and priority
@@ -309,10 +333,6 @@ func (p *problem) buildFits() {
 	// Which alternative a shape accepts, and through which offerings, depends only on the
 	// alternatives: many groups share them (a deployment's sizes, a zone's pins), so it is
 	// worked out once per distinct list and shape.
-	type altFit struct {
-		alt  int
-		mask uint64
-	}
 	memo := map[string][]altFit{}
 	for _, pl := range p.pools {
 		for _, g := range p.groups {
@@ -330,19 +350,7 @@ func (p *problem) buildFits() {
 			}
 			fits, seen := memo[key.String()]
 			if !seen {
-				fits = make([]altFit, len(pl.shapes))
-				for i, s := range pl.shapes {
-					fits[i] = altFit{alt: -1}
-					for ai, alt := range g.alts {
-						if s.reqs.Compatible(alt) != nil {
-							continue
-						}
-						if mask := offeringMask(s, alt); mask != 0 {
-							fits[i] = altFit{alt: ai, mask: mask}
-							break
-						}
-					}
-				}
+				fits = shapeAltFits(pl, g.alts)
 				memo[key.String()] = fits
 			}
 			for i, s := range pl.shapes {
@@ -357,6 +365,30 @@ func (p *problem) buildFits() {
 			}
 		}
 	}
+}
+
+// altFit is the first alternative a shape accepts (-1: none) and the offerings it accepts there.
+type altFit struct {
+	alt  int
+	mask uint64
+}
+
+// shapeAltFits returns, for each shape of pl, the first of alts it accepts with some offering.
+func shapeAltFits(pl *pool, alts []nodeplan.Requirements) []altFit {
+	fits := make([]altFit, len(pl.shapes))
+	for i, s := range pl.shapes {
+		fits[i] = altFit{alt: -1}
+		for ai, alt := range alts {
+			if s.reqs.Compatible(alt) != nil {
+				continue
+			}
+			if mask := offeringMask(s, alt); mask != 0 {
+				fits[i] = altFit{alt: ai, mask: mask}
+				break
+			}
+		}
+	}
+	return fits
 }
 
 // offeringMask returns the set of the shape's offerings whose zone and capacity type rs accepts.
