@@ -12,22 +12,15 @@ import (
 // protects it until that long after the pod started (its StartTime, or its creation time before
 // it has one). Any other value does not protect it; [DoNotDisruptError] says why.
 func DoNotDisrupt(pod *corev1.Pod, now time.Time) bool {
-	protected, _ := doNotDisrupt(pod.Annotations, podStart(pod), now)
+	protected, _ := doNotDisrupt(pod.Annotations, PodStart(pod), now)
 	return protected
 }
 
 // DoNotDisruptError returns an error when a pod's do-not-disrupt annotation is neither "true" nor
 // a duration, so a controller can surface the typo instead of silently disrupting the pod.
 func DoNotDisruptError(pod *corev1.Pod) error {
-	_, err := doNotDisrupt(pod.Annotations, podStart(pod), time.Time{})
+	_, err := doNotDisrupt(pod.Annotations, PodStart(pod), time.Time{})
 	return err
-}
-
-func podStart(pod *corev1.Pod) time.Time {
-	if pod.Status.StartTime != nil {
-		return pod.Status.StartTime.Time
-	}
-	return pod.CreationTimestamp.Time
 }
 
 func doNotDisrupt(annotations map[string]string, start, now time.Time) (bool, error) {

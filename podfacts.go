@@ -3,6 +3,7 @@ package nodeplan
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,16 @@ func PodBelongsToNode(pod *corev1.Pod) bool {
 	}
 	c := metav1.GetControllerOf(pod)
 	return c != nil && c.Kind == "Node"
+}
+
+// PodStart is when a pod started: its status.startTime (when the kubelet accepted it), or its
+// creation time while it has none. A do-not-disrupt duration and a node's last pod event count
+// from it.
+func PodStart(pod *corev1.Pod) time.Time {
+	if pod.Status.StartTime != nil {
+		return pod.Status.StartTime.Time
+	}
+	return pod.CreationTimestamp.Time
 }
 
 // HostPort is one (IP, port, protocol) a pod binds on its node.

@@ -2,6 +2,7 @@ package nodeplan
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -41,6 +42,25 @@ func TestPodFacts(t *testing.T) {
 		}
 		if got := DaemonSetOf(tt.pod); got != tt.daemonSet {
 			t.Errorf("DaemonSetOf(%s) = %q, want %q", tt.name, got, tt.daemonSet)
+		}
+	}
+}
+
+func TestPodStart(t *testing.T) {
+	created := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	started := created.Add(90 * time.Second)
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want time.Time
+	}{
+		{"started", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(created)},
+			Status: corev1.PodStatus{StartTime: &metav1.Time{Time: started}}}, started},
+		{"not started yet: its creation", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(created)}}, created},
+	}
+	for _, tt := range tests {
+		if got := PodStart(tt.pod); !got.Equal(tt.want) {
+			t.Errorf("PodStart(%s) = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

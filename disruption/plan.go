@@ -197,11 +197,7 @@ func (p *planner) podBlocker(s *nstate) *Blocked {
 			v := pod.Annotations[nodeplan.AnnotationDoNotDisrupt]
 			msg := fmt.Sprintf("pod %s is annotated %s: %q", nodeplan.PodKey(pod), nodeplan.AnnotationDoNotDisrupt, v)
 			if d, err := time.ParseDuration(strings.TrimSpace(v)); err == nil {
-				start := pod.CreationTimestamp.Time
-				if pod.Status.StartTime != nil {
-					start = pod.Status.StartTime.Time
-				}
-				msg += fmt.Sprintf(", which protects it until %s", start.Add(d).UTC().Format(time.RFC3339))
+				msg += fmt.Sprintf(", which protects it until %s", nodeplan.PodStart(pod).Add(d).UTC().Format(time.RFC3339))
 			}
 			return &Blocked{Code: CodeDoNotDisruptPod, Object: nodeplan.PodKey(pod), Message: msg}
 		}

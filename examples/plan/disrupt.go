@@ -113,7 +113,7 @@ func disruptionNode(n clusterNode, catalog []nodeplan.InstanceType) disruption.N
 		if nodeplan.DaemonSetOf(p) != "" {
 			continue
 		}
-		if t := podStart(p); t.After(dn.LastPodEvent) {
+		if t := nodeplan.PodStart(p); t.After(dn.LastPodEvent) {
 			dn.LastPodEvent = t
 		}
 	}
@@ -161,13 +161,6 @@ func readySince(n *corev1.Node) time.Time {
 		}
 	}
 	return n.CreationTimestamp.Time
-}
-
-func podStart(p *corev1.Pod) time.Time {
-	if p.Status.StartTime != nil {
-		return p.Status.StartTime.Time
-	}
-	return p.CreationTimestamp.Time
 }
 
 // disruptReport is what disrupt -o json prints. Every slice is present and in the planner's
