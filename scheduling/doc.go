@@ -117,7 +117,8 @@
 //   - volume zones from [Input.VolumeZones] narrow a group's zones.
 //
 // After packing, pods whose spread partners or affinity targets could not be placed are taken
-// back rather than planned where kube-scheduler would refuse them. Counts follow kube-scheduler
+// back rather than planned where kube-scheduler would refuse them, and so is one pod wherever
+// spread carriers could wait on each other for good (spreadwait.go). Counts follow kube-scheduler
 // (nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore by default). For hostname spread, any
 // eligible node without the group's pods makes the minimum 0, so a node takes at most maxSkew
 // pods of the group — the same minimum Karpenter assumes — but unlike Karpenter the running pods

@@ -64,6 +64,9 @@ func (p *problem) enforceOnce() bool {
 	for _, f := range p.spreadFams {
 		p.enforceSpread(f)
 	}
+	if sum(p.remaining) == before {
+		p.enforceSpreadWaits()
+	}
 	return sum(p.remaining) != before
 }
 

@@ -23,13 +23,15 @@ import (
 // So the plan guarantees, in its final state, for every pod carrying a constraint: its
 // domain's count of every matching pod (running, and placed by the plan, carriers or not) is
 // within maxSkew of the smallest count. Whatever order the pods are then bound in, a pending
-// carrier can always make progress: a pod without the constraint binds freely as far as the
-// constraint goes, and once those are bound, a carrier in the least-filled domain that still
-// has pending carriers stays within maxSkew (its domain's final count bounds the count it
-// sees, and a domain whose pods are all bound is at its final count, never below the final
-// minimum). The differential test (examples/e2e/kubesched) submits all planned pods at once,
-// lets kube-scheduler take them in queue order with its own requeueing, and retries the pods
-// still pending once against the final state — as a real cluster does when the nodes join.
+// carrier can make progress as long as the pods it waits for can: a pod without the constraint
+// binds freely as far as the constraint goes, and once those are bound, a carrier in the
+// least-filled domain that still has pending carriers stays within maxSkew (its domain's final
+// count bounds the count it sees, and a domain whose pods are all bound is at its final count,
+// never below the final minimum). The pods it waits for may carry another spread, though, and
+// wait in turn: spreadwait.go takes back a pod wherever carriers could wait on each other. The
+// differential test (examples/e2e/kubesched) submits all planned pods at once, lets
+// kube-scheduler take them in queue order with its own requeueing, and retries the pods still
+// pending once against the final state — as a real cluster does when the nodes join.
 //
 // The solver meets the condition before packing, by pinning every group involved to domains:
 // pods that match a selector without carrying its constraint go first, each to its least
@@ -281,108 +283,9 @@ func (p *problem) splitSpreads(active, check []*spreadFam, running []existingPod
 				f.lo[v], f.hi[v] = n, n
 			}
 		}
-		var movers, carriers, free []*spreadMember
-		for _, g := range slices.Clone(p.groups) {
-			if g.blocked != nil {
-				continue
-			}
-			m := &spreadMember{g: g}
-			activeCarrier := false
-			for _, f := range fams {
-				if p.carries(g, f) {
-					m.carries = append(m.carries, f)
-					activeCarrier = activeCarrier || slices.Contains(active, f)
-				}
-				if k := p.counts(g, f); k != countNone {
-					m.counted = append(m.counted, f)
-					m.kinds = append(m.kinds, k)
-				}
-			}
-			if len(m.carries)+len(m.counted) == 0 {
-				continue
-			}
-			movable := !done[g] && (activeCarrier || (len(m.counted) > 0 && len(m.carries) == 0 && ready(g)))
-			if !movable {
-				// Fixed where an earlier split or another constraint pinned it; a group
-				// not pinned yet is counted when its turn comes.
-				v := pinnedTo(g, key)
-				if v != "" {
-					for i, f := range m.counted {
-						f.add(v, len(g.pods), m.kinds[i])
-					}
-				}
-				for _, f := range m.carries {
-					for _, v := range carrierDomains(g, f) {
-						f.held[v] = true
-					}
-				}
-				continue
-			}
-			m.vals = byPrice(p.domains(g, key))
-			if h := g.with; h != nil {
-				// It goes onto the nodes of the group it follows: into that group's
-				// domain, once that is known.
-				v := pinnedTo(h, key)
-				if v == "" || !slices.Contains(m.vals, v) {
-					continue
-				}
-				m.vals = []string{v}
-			}
-			m.parts = make([]int, len(m.vals))
-			m.left = len(g.pods)
-			switch {
-			case len(m.counted) == 0 && g.single == nil:
-				free = append(free, m)
-			case len(m.carries) > 0:
-				carriers = append(carriers, m)
-			default:
-				movers = append(movers, m)
-			}
-		}
-		// Pods that only count go first, each to its least filled domain.
-		for _, m := range movers {
-			for m.left > 0 {
-				if !p.assignOne(m) {
-					break
-				}
-			}
-		}
-		// Carriers, one pod at a time round the groups; a group whose pods share one node
-		// takes one domain for all of them.
-		for progress := true; progress; {
-			progress = false
-			for _, m := range carriers {
-				if m.left == 0 || m.block != nil {
-					continue
-				}
-				if p.assignOne(m) {
-					progress = true
-				}
-			}
-		}
-		// Carriers their selectors do not match (and that count for none of these) add
-		// nothing: they may go to every domain within maxSkew of the minimum as it ends.
-		for _, m := range free {
-			var ok []string
-			for i, v := range m.vals {
-				if m.fits(i, 0) {
-					ok = append(ok, v)
-				}
-			}
-			switch {
-			case len(ok) == 0:
-				m.g.blocked = m.blockReason()
-			case len(ok) < len(m.vals):
-				slices.Sort(ok)
-				p.pin(m.g, key, ok...)
-			}
-			for _, f := range m.carries {
-				for _, v := range ok {
-					f.held[v] = true
-				}
-			}
-			done[m.g] = true
-		}
+		movers, carriers, free := p.spreadMembers(key, fams, active, done, ready)
+		p.assignMembers(movers, carriers)
+		p.pinFree(key, free, done)
 		for _, m := range slices.Concat(movers, carriers) {
 			if m.left > 0 && m.block == nil {
 				m.block = m.blockReason()
@@ -392,6 +295,126 @@ func (p *problem) splitSpreads(active, check []*spreadFam, running []existingPod
 			}
 			done[m.g] = true
 		}
+	}
+}
+
+// spreadMembers sorts the groups one split over key involves: movers only count for fams,
+// carriers carry one of them and may count, free carriers count for none. Groups that may not
+// move (pinned by an earlier split, not ready, or carrying only families not active) are
+// counted where they are pinned and are members of none.
+func (p *problem) spreadMembers(key string, fams, active []*spreadFam, done map[*group]bool, ready func(*group) bool) (movers, carriers, free []*spreadMember) {
+	for _, g := range slices.Clone(p.groups) {
+		if g.blocked != nil {
+			continue
+		}
+		m := &spreadMember{g: g}
+		activeCarrier := false
+		for _, f := range fams {
+			if p.carries(g, f) {
+				m.carries = append(m.carries, f)
+				activeCarrier = activeCarrier || slices.Contains(active, f)
+			}
+			if k := p.counts(g, f); k != countNone {
+				m.counted = append(m.counted, f)
+				m.kinds = append(m.kinds, k)
+			}
+		}
+		if len(m.carries)+len(m.counted) == 0 {
+			continue
+		}
+		movable := !done[g] && (activeCarrier || (len(m.counted) > 0 && len(m.carries) == 0 && ready(g)))
+		if !movable {
+			m.countFixed(key)
+			continue
+		}
+		m.vals = byPrice(p.domains(g, key))
+		if h := g.with; h != nil {
+			// It goes onto the nodes of the group it follows: into that group's
+			// domain, once that is known.
+			v := pinnedTo(h, key)
+			if v == "" || !slices.Contains(m.vals, v) {
+				continue
+			}
+			m.vals = []string{v}
+		}
+		m.parts = make([]int, len(m.vals))
+		m.left = len(g.pods)
+		switch {
+		case len(m.counted) == 0 && g.single == nil:
+			free = append(free, m)
+		case len(m.carries) > 0:
+			carriers = append(carriers, m)
+		default:
+			movers = append(movers, m)
+		}
+	}
+	return movers, carriers, free
+}
+
+// countFixed counts a group that does not move in this split: where an earlier split or
+// another constraint pinned it; a group not pinned yet is counted when its turn comes.
+func (m *spreadMember) countFixed(key string) {
+	v := pinnedTo(m.g, key)
+	if v != "" {
+		for i, f := range m.counted {
+			f.add(v, len(m.g.pods), m.kinds[i])
+		}
+	}
+	for _, f := range m.carries {
+		for _, v := range carrierDomains(m.g, f) {
+			f.held[v] = true
+		}
+	}
+}
+
+// assignMembers gives each pod of the movers and carriers a domain: pods that only count go
+// first, each to its least filled domain; then the carriers, one pod at a time round the
+// groups (a group whose pods share one node takes one domain for all of them).
+func (p *problem) assignMembers(movers, carriers []*spreadMember) {
+	for _, m := range movers {
+		for m.left > 0 {
+			if !p.assignOne(m) {
+				break
+			}
+		}
+	}
+	for progress := true; progress; {
+		progress = false
+		for _, m := range carriers {
+			if m.left == 0 || m.block != nil {
+				continue
+			}
+			if p.assignOne(m) {
+				progress = true
+			}
+		}
+	}
+}
+
+// pinFree pins the free carriers: their selectors do not match them (and they count for none
+// of these families), so they add nothing and may go to every domain within maxSkew of the
+// minimum as it ends.
+func (p *problem) pinFree(key string, free []*spreadMember, done map[*group]bool) {
+	for _, m := range free {
+		var ok []string
+		for i, v := range m.vals {
+			if m.fits(i, 0) {
+				ok = append(ok, v)
+			}
+		}
+		switch {
+		case len(ok) == 0:
+			m.g.blocked = m.blockReason()
+		case len(ok) < len(m.vals):
+			slices.Sort(ok)
+			p.pin(m.g, key, ok...)
+		}
+		for _, f := range m.carries {
+			for _, v := range ok {
+				f.held[v] = true
+			}
+		}
+		done[m.g] = true
 	}
 }
 
@@ -513,10 +536,15 @@ func (p *problem) recordSpreadParts(fams []*spreadFam) {
 			}
 			if v == "" {
 				if k != countNone && g.blocked == nil {
-					// Not pinned (it could not be split): it may land anywhere, so it
-					// may count anywhere.
+					// Not pinned (it could not be split, e.g. it follows an unpinned
+					// group onto its nodes): it may land anywhere, so it may count
+					// anywhere, and a carrier may be anywhere it may go.
+					var at []string
+					if carrier {
+						at = carrierDomains(g, f)
+					}
 					for _, d := range f.all {
-						f.parts = append(f.parts, spreadPart{g: g, domain: d, count: countMaybe})
+						f.parts = append(f.parts, spreadPart{g: g, domain: d, carrier: slices.Contains(at, d), count: countMaybe})
 					}
 				}
 				continue

@@ -25,7 +25,8 @@
 //   - Cost is the sum of the chosen prices (relative tolerance 1e-9); LowerBound is finite,
 //     at least 0, and — when every pending pod is placed — at most Cost;
 //   - the Result's slices are in their documented order;
-//   - DoNotSchedule topology spread, required pod affinity and anti-affinity (both directions),
+//   - DoNotSchedule topology spread (in the final state, and with no carriers that could wait
+//     on each other for good), required pod affinity and anti-affinity (both directions),
 //     host ports (0.0.0.0 clashes with every IP; DaemonSet ports included), volume zones and
 //     existing nodes' attach limits hold.
 //

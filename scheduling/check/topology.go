@@ -12,16 +12,21 @@ import (
 	"github.com/nodeplan/nodeplan"
 )
 
-// The rules here judge the final placement. A plan is valid when some order of placing its
-// pods one at a time would pass kube-scheduler's filters; for spread and affinity that comes
-// down to the final counts, as each function's comment explains.
+// The rules here judge the final placement. A plan is valid when kube-scheduler, placing its
+// pods one at a time in an order the plan does not choose, binds them all; for spread and
+// affinity that comes down to the final counts and to which pods may bind without the others,
+// as each function's comment explains.
+
+func minDomainsOf(tsc corev1.TopologySpreadConstraint) int32 {
+	if tsc.MinDomains != nil {
+		return *tsc.MinDomains
+	}
+	return 1
+}
 
 // spreadID identifies equal constraints of pods in one namespace.
 func spreadID(ns string, tsc corev1.TopologySpreadConstraint, sel labels.Selector) string {
-	minDomains := int32(1)
-	if tsc.MinDomains != nil {
-		minDomains = *tsc.MinDomains
-	}
+	minDomains := minDomainsOf(tsc)
 	aff, taints := corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicyIgnore
 	if tsc.NodeAffinityPolicy != nil {
 		aff = *tsc.NodeAffinityPolicy
@@ -39,44 +44,114 @@ func spreadID(ns string, tsc corev1.TopologySpreadConstraint, sel labels.Selecto
 //
 // Counted is every pod the selector matches in the pod's namespace on an eligible node: running,
 // or placed by the plan — whether or not it carries the constraint, as kube-scheduler counts
-// them. Every domain holding a carrier must end within maxSkew of the final minimum. That is
-// the order-free condition: kube-scheduler binds the pending pods in an order the plan does not
-// choose and evaluates each carrier against the pods bound so far, retrying a refused one
-// whenever a matching pod binds; a domain's count never exceeds its final count, a fully bound
-// domain is at its final count, so a pending carrier in the least filled domain that still has
-// pending carriers can always bind once the pods without the constraint are bound.
+// them. kube-scheduler binds the pending pods in an order the plan does not choose and judges
+// each carrier against the pods bound so far (the carrier itself not yet counted in the
+// minimum), retrying a refused one whenever a matching pod binds. Two rules make every order
+// end with every pod bound:
+//
+//   - the final state: every domain holding a carrier ends within maxSkew of the final minimum
+//     (checkSpread);
+//   - no set of pending pods can hold each other back (spreadWaits): a carrier refused by a
+//     constraint needs the constraint's least filled domain to hold pending matching pods, and
+//     those, in that domain, are never refused by this constraint but may be by another one
+//     they carry. With the final state held, pods stay pending forever only as such a cycle.
 func (c *checker) topologySpread() {
 	reported := map[string]bool{}
+	views := map[string]*spreadView{}
+	var waits []spreadWait
 	for _, t := range c.all {
 		for _, p := range t.pods {
 			for _, tsc := range p.Spec.TopologySpreadConstraints {
 				if tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
 					continue
 				}
-				c.checkSpread(p, t, tsc, reported)
+				if w, ok := c.checkSpread(p, t, tsc, reported, views); ok {
+					waits = append(waits, w)
+				}
 			}
 		}
 	}
+	c.spreadWaits(waits)
 }
 
-func (c *checker) checkSpread(p *corev1.Pod, t *target, tsc corev1.TopologySpreadConstraint, reported map[string]bool) {
+// spreadView is what kube-scheduler counts for one constraint of the carriers that share its
+// selector, namespace, parameters and eligible nodes: the final count of each domain and the
+// pending pods among them.
+type spreadView struct {
+	id         string
+	key        string
+	maxSkew    int
+	minDomains int
+	counts     map[string]int
+	pending    map[string][]*corev1.Pod
+}
+
+// spreadWait is one carrier's constraint for spreadWaits: its domain, and its count there with
+// itself included.
+type spreadWait struct {
+	pod    *corev1.Pod
+	t      *target
+	view   *spreadView
+	domain string
+	own    int
+	// failed: the final state already breaks the constraint (reported as such).
+	failed bool
+}
+
+func (c *checker) checkSpread(p *corev1.Pod, t *target, tsc corev1.TopologySpreadConstraint, reported map[string]bool, views map[string]*spreadView) (spreadWait, bool) {
 	who := podDesc(nodeplan.PodKey(p))
 	sel, err := selectorWithKeys(tsc.LabelSelector, p, tsc.MatchLabelKeys, nil)
 	if err != nil {
 		c.fail(RuleTopologySpread, who, "has an invalid selector: %v", err)
-		return
+		return spreadWait{}, false
 	}
 	id := spreadID(p.Namespace, tsc, sel)
 	key := tsc.TopologyKey
 	d, ok := t.labels[key]
 	if !ok {
 		c.fail(RuleTopologySpread, who, "is on %s, which has no %s label for its spread constraint", t.desc, key)
-		return
+		return spreadWait{}, false
 	}
 	if sel.Empty() {
 		// kube-scheduler counts no pods for an empty selector ({}): the skew is at most 1.
-		return
+		return spreadWait{}, false
 	}
+	v, eligible := c.spreadViewFor(p, tsc, id, sel, views)
+	self := v.counts[d]
+	if !eligible(t.labels, t.name, t.taints) && sel.Matches(labels.Set(p.Labels)) {
+		self++
+	}
+	lowest, lowestAt := 0, ""
+	if len(v.counts) >= v.minDomains {
+		first := true
+		for _, dom := range slices.Sorted(maps.Keys(v.counts)) {
+			if first || v.counts[dom] < lowest {
+				lowest, lowestAt, first = v.counts[dom], dom, false
+			}
+		}
+	}
+	w := spreadWait{pod: p, t: t, view: v, domain: d, own: self}
+	if skew := self - lowest; skew > int(tsc.MaxSkew) {
+		w.failed = true
+		if reported[id+"\x00"+d] {
+			return w, true
+		}
+		reported[id+"\x00"+d] = true
+		at := "fewer domains than minDomains"
+		if lowestAt != "" {
+			at = fmt.Sprintf("%s=%s", key, lowestAt)
+		}
+		c.fail(RuleTopologySpread, who, "on %s: %s=%s has %d matching pods, the minimum is %d (%s): skew %d > maxSkew %d (domains %v)",
+			t.desc, key, d, self, lowest, at, skew, tsc.MaxSkew, fmtCounts(v.counts))
+	}
+	return w, true
+}
+
+// spreadViewFor returns the view of p's constraint tsc (shared with the carriers that count the
+// same pods on the same nodes) and whether a node is eligible for it.
+func (c *checker) spreadViewFor(p *corev1.Pod, tsc corev1.TopologySpreadConstraint, id string, sel labels.Selector,
+	views map[string]*spreadView) (*spreadView, func(map[string]string, string, []corev1.Taint) bool) {
+	key := tsc.TopologyKey
 	honorAff := tsc.NodeAffinityPolicy == nil || *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
 	honorTaints := tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
 	eligible := func(lbls map[string]string, name string, taints []corev1.Taint) bool {
@@ -99,13 +174,45 @@ func (c *checker) checkSpread(p *corev1.Pod, t *target, tsc corev1.TopologySprea
 		}
 		return true
 	}
-	counts := map[string]int{}
+	// Carriers that count the same pods on the same nodes share one view, whatever policies
+	// chose those nodes.
+	var sig strings.Builder
+	fmt.Fprintf(&sig, "%s|%s|%d|%d|%s|", p.Namespace, key, tsc.MaxSkew, minDomainsOf(tsc), sel)
+	for _, t2 := range c.all {
+		if eligible(t2.labels, t2.name, t2.taints) {
+			sig.WriteByte('1')
+		} else {
+			sig.WriteByte('0')
+		}
+	}
+	var zones []string
+	if key == nodeplan.LabelZone {
+		zones = c.launchableZones(p, honorAff, honorTaints)
+		sig.WriteString(strings.Join(zones, ","))
+	}
+	v := views[sig.String()]
+	if v == nil {
+		v = c.countSpread(p, tsc, id, sel, eligible, zones)
+		views[sig.String()] = v
+	}
+	return v, eligible
+}
+
+// countSpread counts, per domain of the eligible nodes (and the launchable zones), the pods
+// p's constraint tsc matches.
+func (c *checker) countSpread(p *corev1.Pod, tsc corev1.TopologySpreadConstraint, id string, sel labels.Selector,
+	eligible func(map[string]string, string, []corev1.Taint) bool, zones []string) *spreadView {
+	v := &spreadView{id: id, key: tsc.TopologyKey, maxSkew: int(tsc.MaxSkew), minDomains: 1,
+		counts: map[string]int{}, pending: map[string][]*corev1.Pod{}}
+	if tsc.MinDomains != nil {
+		v.minDomains = int(*tsc.MinDomains)
+	}
 	for _, t2 := range c.all {
 		if !eligible(t2.labels, t2.name, t2.taints) {
 			continue
 		}
-		v := t2.labels[key]
-		n := counts[v]
+		dom := t2.labels[v.key]
+		n := v.counts[dom]
 		for _, q := range t2.bound {
 			if q.DeletionTimestamp == nil && q.Namespace == p.Namespace && sel.Matches(labels.Set(q.Labels)) {
 				n++
@@ -114,43 +221,113 @@ func (c *checker) checkSpread(p *corev1.Pod, t *target, tsc corev1.TopologySprea
 		for _, q := range t2.pods {
 			if q.Namespace == p.Namespace && sel.Matches(labels.Set(q.Labels)) {
 				n++
+				v.pending[dom] = append(v.pending[dom], q)
 			}
 		}
-		counts[v] = n
+		v.counts[dom] = n
 	}
-	if key == nodeplan.LabelZone {
-		for _, z := range c.launchableZones(p, honorAff, honorTaints) {
-			counts[z] += 0
-		}
+	for _, z := range zones {
+		v.counts[z] += 0
 	}
-	self := counts[d]
-	if !eligible(t.labels, t.name, t.taints) && sel.Matches(labels.Set(p.Labels)) {
-		self++
+	return v
+}
+
+// spreadWaits fails the carriers that kube-scheduler may leave pending forever although the
+// final state holds: pods that each wait for another to bind.
+//
+// A carrier P in domain d is refused by a constraint while d's count (P included) exceeds the
+// minimum by more than maxSkew. Its own domain's count never exceeds the final one, so the
+// minimum must be below its final value: the least filled domain e holds pending matching pods.
+// Those are not refused by this constraint (in e the skew is at most 1), so if they stay
+// pending, another constraint they carry refuses them. Hence the pairs (pod, constraint) that
+// may refuse forever satisfy: the pod's final count in its domain exceeds by more than maxSkew
+// the smallest, over the other domains e, of e's final count less the pods there that another
+// of their constraints may refuse forever. That only gets easier as the set of pairs grows, so
+// the largest such set is found by starting from every pair and dropping those that do not
+// satisfy it until none do; the plan is sound when nothing is left. (Whether kube-scheduler
+// really meets such a set depends on the order it binds in: seed 108 of the differential test
+// did.)
+func (c *checker) spreadWaits(waits []spreadWait) {
+	carried := map[*corev1.Pod][]*spreadWait{}
+	live := map[*spreadWait]bool{}
+	for i := range waits {
+		w := &waits[i]
+		carried[w.pod] = append(carried[w.pod], w)
+		live[w] = true
 	}
-	minDomains := 1
-	if tsc.MinDomains != nil {
-		minDomains = int(*tsc.MinDomains)
+	// holds reports whether q, if pending, may stay pending for a constraint other than v.
+	holds := func(q *corev1.Pod, v *spreadView) bool {
+		return slices.ContainsFunc(carried[q], func(w *spreadWait) bool { return live[w] && w.view != v })
 	}
-	lowest, lowestAt := 0, ""
-	if len(counts) >= minDomains {
-		first := true
-		for _, v := range slices.Sorted(maps.Keys(counts)) {
-			if first || counts[v] < lowest {
-				lowest, lowestAt, first = counts[v], v, false
+	// held counts, per view and domain, the pending pods holds accepts.
+	var held map[*spreadView]map[string]int
+	count := func() {
+		held = map[*spreadView]map[string]int{}
+		for i := range waits {
+			v := waits[i].view
+			if held[v] != nil {
+				continue
+			}
+			held[v] = map[string]int{}
+			for e, qs := range v.pending {
+				for _, q := range qs {
+					if holds(q, v) {
+						held[v][e]++
+					}
+				}
 			}
 		}
 	}
-	if skew := self - lowest; skew > int(tsc.MaxSkew) {
-		if reported[id+"\x00"+d] {
-			return
+	refused := func(w *spreadWait) (string, int, bool) {
+		v := w.view
+		if w.failed {
+			return "", 0, true
 		}
-		reported[id+"\x00"+d] = true
-		at := "fewer domains than minDomains"
-		if lowestAt != "" {
-			at = fmt.Sprintf("%s=%s", key, lowestAt)
+		if len(v.counts) < v.minDomains {
+			return "", 0, false
 		}
-		c.fail(RuleTopologySpread, who, "on %s: %s=%s has %d matching pods, the minimum is %d (%s): skew %d > maxSkew %d (domains %v)",
-			t.desc, key, d, self, lowest, at, skew, tsc.MaxSkew, fmtCounts(counts))
+		at, lowest := "", 0
+		for _, e := range slices.Sorted(maps.Keys(v.counts)) {
+			if n := v.counts[e] - held[v][e]; e != w.domain && (at == "" || n < lowest) {
+				at, lowest = e, n
+			}
+		}
+		return at, lowest, at != "" && w.own-lowest > v.maxSkew
+	}
+	for changed := true; changed; {
+		changed = false
+		count()
+		for i := range waits {
+			w := &waits[i]
+			if _, _, r := refused(w); live[w] && !r {
+				delete(live, w)
+				changed = true
+			}
+		}
+	}
+	c.reportWaits(waits, live, holds, refused)
+}
+
+// reportWaits fails each pod with a pair left by spreadWaits (not one whose final state already
+// failed), once.
+func (c *checker) reportWaits(waits []spreadWait, live map[*spreadWait]bool, holds func(*corev1.Pod, *spreadView) bool,
+	refused func(*spreadWait) (string, int, bool)) {
+	reported := map[*corev1.Pod]bool{}
+	for i := range waits {
+		w := &waits[i]
+		if !live[w] || w.failed || reported[w.pod] {
+			continue
+		}
+		reported[w.pod] = true
+		at, lowest, _ := refused(w)
+		var waiting []string
+		for _, x := range w.view.pending[at] {
+			if holds(x, w.view) {
+				waiting = append(waiting, nodeplan.PodKey(x))
+			}
+		}
+		c.fail(RuleTopologySpread, podDesc(nodeplan.PodKey(w.pod)), "on %s: may wait forever: %s=%s ends with %d matching pods, but while %v (held back by other spread constraints, which wait in turn) are pending, %s=%s has only %d: skew %d > maxSkew %d (domains %v)",
+			w.t.desc, w.view.key, w.domain, w.own, waiting, w.view.key, at, lowest, w.own-lowest, w.view.maxSkew, fmtCounts(w.view.counts))
 	}
 }
 

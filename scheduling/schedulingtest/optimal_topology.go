@@ -54,7 +54,11 @@ type TopologyRules struct {
 //     placed, carrying the constraint or not (kube-scheduler counts them all, and binds the
 //     pods in an order the plan does not choose); every domain holding a carrier is within
 //     maxSkew of the minimum, which is 0 when there are fewer domains than minDomains (and,
-//     with [TopologyRules.EmptyHostnameDomain], always 0 over hostnames);
+//     with [TopologyRules.EmptyHostnameDomain], always 0 over hostnames); and no set of placed
+//     carriers may each be refused while the others are pending: a carrier in domain d is
+//     refused while d's count exceeds by more than maxSkew the least count of the other
+//     domains without the pods another constraint of theirs may refuse forever (the largest
+//     such set, found by dropping pairs until none drops, must be empty);
 //   - required pod anti-affinity over zone or hostname, both ways: no placed pod shares a
 //     domain with a pod (placed or running) that its terms select or whose terms select it;
 //   - required pod affinity over zone or hostname: a carrier's domain holds a running pod the
@@ -257,6 +261,9 @@ type tspread struct {
 	binCount                 []int // running pods counted, per bin
 	classElig                []bool
 	launch                   []int // zone ids the pool can launch an eligible node into
+	// view tells constraints apart for noSpreadWait: equal for carriers that count the same
+	// pods on the same nodes with the same maxSkew and minDomains.
+	view string
 }
 
 // A taff is a required pod-affinity term and the pending pods that carry it.
@@ -666,6 +673,7 @@ func (s *topoSearch) spread(run []running, zoneID map[string]int) {
 					}
 				}
 			}
+			sp.view = fmt.Sprint(p.Namespace, c.TopologyKey, sp.maxSkew, sp.minDomains, pc.sel, sp.binElig, sp.classElig, sp.launch)
 			s.spreads[i] = append(s.spreads[i], sp)
 		}
 	}
@@ -849,7 +857,7 @@ func (s *topoSearch) dfs(pos, placed int, cost float64) {
 }
 
 func (s *topoSearch) leaf(placed int) {
-	if !s.spreadOK() || !s.affinityOK() {
+	if !s.spreadOK() || !s.noSpreadWait() || !s.affinityOK() {
 		return
 	}
 	cost := 0.0
@@ -922,6 +930,95 @@ func (s *topoSearch) spreadHolds(sp *tspread, t int) bool {
 		lowest = 0
 	}
 	return self-lowest <= sp.maxSkew
+}
+
+// noSpreadWait reports whether no carriers may wait on each other forever, package check's
+// rule: a carrier is refused only while its constraint's least filled other domain holds
+// pending matching pods that another of their constraints refuses. Starting from every pair
+// (placed pod, constraint), it drops the pairs that stay within maxSkew even with the pods of
+// the other pairs left pending, until none drops; the plan passes when none is left.
+func (s *topoSearch) noSpreadWait() bool {
+	type pair struct{ i, si int }
+	var live []pair
+	for i := range s.n {
+		if s.where[i] >= 0 {
+			for si := range s.spreads[i] {
+				live = append(live, pair{i, si})
+			}
+		}
+	}
+	for len(live) > 0 {
+		var next []pair
+		for _, pr := range live {
+			sp := &s.spreads[pr.i][pr.si]
+			var held uint
+			for _, q := range live {
+				if s.spreads[q.i][q.si].view != sp.view {
+					held |= 1 << q.i
+				}
+			}
+			if s.spreadWaits(sp, s.where[pr.i], held) {
+				next = append(next, pr)
+			}
+		}
+		if len(next) == len(live) {
+			return false
+		}
+		live = next
+	}
+	return true
+}
+
+// spreadWaits reports whether a carrier on target t exceeds maxSkew over the smallest count of
+// the other domains when the pods in held are pending.
+func (s *topoSearch) spreadWaits(sp *tspread, t int, held uint) bool {
+	d := s.dom(t, sp.key)
+	if sp.key == keyHost && s.rules.EmptyHostnameDomain {
+		return false
+	}
+	counts := make([]int, len(s.counts))
+	present := make([]bool, len(s.present))
+	eligT := false
+	for u := range s.set {
+		var elig bool
+		n := bits.OnesCount(s.set[u] & sp.countable)
+		without := n - bits.OnesCount(s.set[u]&sp.countable&held)
+		if u < s.nb {
+			elig = sp.binElig[u]
+			n += sp.binCount[u]
+			without += sp.binCount[u]
+		} else {
+			elig = sp.classElig[s.class[u-s.nb]]
+		}
+		if !elig {
+			continue
+		}
+		eligT = eligT || u == t
+		e := s.dom(u, sp.key)
+		if e == d {
+			counts[e] += n
+		} else {
+			counts[e] += without
+		}
+		present[e] = true
+	}
+	for _, z := range sp.launch {
+		present[z] = true
+	}
+	own := counts[d]
+	if !eligT && sp.selfMatch {
+		own++
+	}
+	domains, lowest, other := 0, math.MaxInt, false
+	for e, ok := range present {
+		if ok {
+			domains++
+			if e != d {
+				lowest, other = min(lowest, counts[e]), true
+			}
+		}
+	}
+	return domains >= sp.minDomains && other && own-lowest > sp.maxSkew
 }
 
 func (s *topoSearch) affinityOK() bool {

@@ -217,6 +217,12 @@ func TestOptimalTopologyKnown(t *testing.T) {
 			}(),
 			cost: 0.20, emptyNodeCost: 0.20,
 		},
+		{
+			// x (app=f) may only go to zone-a and spreads over app=g; y (app=g) only to zone-b,
+			// spreading over app=f; both count both zones (nodeAffinityPolicy Ignore). Together
+			// each ends within maxSkew, but x needs y bound first and y needs x: neither binds.
+			name: "spread carriers waiting on each other", in: waitingCarriers(), out: 2,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -336,4 +342,29 @@ func TestOptimalTopologyOutOfScope(t *testing.T) {
 			t.Errorf("%s: OptimalTopology() ok = true, want false", tt.name)
 		}
 	}
+}
+
+// waitingCarriers is the input of "spread carriers waiting on each other": zone-a runs two
+// app=g pods, zone-b two app=f pods; x (app=f, in zone-a) spreads over app=g, y (app=g, in
+// zone-b) over app=f.
+func waitingCarriers() scheduling.Input {
+	running := func(app, zone string) []*corev1.Pod {
+		ps := appPods(app, 2, "100m")
+		for i, p := range ps {
+			p.Name = fmt.Sprintf("%s-%s-%d", app, zone, i)
+		}
+		return ps
+	}
+	ignore := corev1.NodeInclusionPolicyIgnore
+	carrier := func(name, label, over, zone string) *corev1.Pod {
+		p := appPods(label, 1, "1")[0]
+		p.Name = name
+		p.Spec.NodeSelector = map[string]string{nodeplan.LabelZone: zone}
+		p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: nodeplan.LabelZone,
+			WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: selectorFor(over), NodeAffinityPolicy: &ignore}}
+		return p
+	}
+	return topologyInput([]string{"zone-a", "zone-b"},
+		[]scheduling.Node{existing("na", "zone-a", "2", running("g", "a")...), existing("nb", "zone-b", "2", running("f", "b")...)},
+		[]*corev1.Pod{carrier("x", "f", "g", "zone-a"), carrier("y", "g", "f", "zone-b")})
 }

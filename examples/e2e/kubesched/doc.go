@@ -28,9 +28,10 @@
 // judges each against the pods bound so far, and requeues a pod refused for a spread or an
 // affinity when a pod its constraint counts binds. A plan relies on no order: for spread it
 // guarantees that in the final state every carrier's domain, counting every matching pod
-// (carrier or not, running or planned), is within maxSkew of the minimum — so some pending pod
-// can always bind next, whatever the order (see scheduling/spread.go) — and for affinity that a
-// pod's partners are pods that bind without it.
+// (carrier or not, running or planned), is within maxSkew of the minimum, and that no carriers
+// wait on each other (one held back until a pod of another spread binds, which waits for it) —
+// so some pending pod can always bind next, whatever the order (see scheduling/spread.go and
+// spreadwait.go) — and for affinity that a pod's partners are pods that bind without it.
 //
 // Every planned pod must bind, on its planned node. TestDisruptionMovesBind does the same for
 // the disruption planner: a cluster built that way is scaled down by about half, one

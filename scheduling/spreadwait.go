@@ -1,0 +1,173 @@
+package scheduling
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Spread carriers waiting on each other.
+//
+// The final counts holding every carrier within maxSkew (spread.go) is not enough when a
+// carrier counts for another spread. kube-scheduler refuses a carrier in domain d while d's
+// count (the carrier included) exceeds the minimum by more than maxSkew; d's count never
+// exceeds its final one, so the minimum must be below its final value: the least filled domain
+// holds pending pods the selector matches. There this spread refuses none of them (the skew
+// is at most 1 in the least filled domain), but another spread they carry may — and that one
+// may wait, in turn, for the first carrier. Two zone spreads, over my-label=f and my-label=g,
+// whose carriers are labelled g and f: each carrier is within maxSkew only once the other is
+// bound, and kube-scheduler, taking pods in its own order, may bind neither (seed 108 of the
+// differential test).
+//
+// So after packing the solver looks for the pairs (group, family) that may refuse forever:
+// the group's final count in its domain exceeds by more than maxSkew the smallest, over the
+// other domains, of the final count less the pods there of groups that another family may
+// refuse forever. The condition only gets easier as the set of pairs grows, so the largest
+// set is found by starting from every pair and dropping those that fail it until none do.
+// While any pair is left, one pod the family counts in that pair's domain is taken back
+// (lowering the count the carrier sees), and the checks run again. Package check judges plans
+// by the same rule, over pods.
+
+// waitPair is a group carrying f, pinned to domain.
+type waitPair struct {
+	g      *group
+	f      *spreadFam
+	domain string
+}
+
+// famCounts returns f's counts per domain as packed: lo the pods surely counted, hi with those
+// that may be.
+func (p *problem) famCounts(f *spreadFam) (lo, hi map[string]int) {
+	lo, hi = map[string]int{}, map[string]int{}
+	for _, v := range f.all {
+		lo[v], hi[v] = f.base[v], f.base[v]
+	}
+	for _, part := range f.parts {
+		n := p.placed(part.g)
+		switch part.count {
+		case countSure:
+			lo[part.domain] += n
+			hi[part.domain] += n
+		case countMaybe:
+			hi[part.domain] += n
+		}
+	}
+	return lo, hi
+}
+
+// spreadWaits returns the pairs left by the search above, in family and part order.
+func (p *problem) spreadWaits() []waitPair {
+	var pairs []waitPair
+	lo, hi := map[*spreadFam]map[string]int{}, map[*spreadFam]map[string]int{}
+	for _, f := range p.spreadFams {
+		lo[f], hi[f] = p.famCounts(f)
+		for _, part := range f.parts {
+			if part.carrier && p.placed(part.g) > 0 {
+				pairs = append(pairs, waitPair{part.g, f, part.domain})
+			}
+		}
+	}
+	live := make([]bool, len(pairs))
+	for i := range live {
+		live[i] = true
+	}
+	for changed := true; changed; {
+		changed = false
+		liveFams := map[*group][]*spreadFam{}
+		for i, w := range pairs {
+			if live[i] {
+				liveFams[w.g] = append(liveFams[w.g], w.f)
+			}
+		}
+		// held[f][v]: f's surely counted pods in v that another family may hold back.
+		held := map[*spreadFam]map[string]int{}
+		for _, f := range p.spreadFams {
+			held[f] = map[string]int{}
+			for _, part := range f.parts {
+				if part.count == countSure && slices.ContainsFunc(liveFams[part.g], func(o *spreadFam) bool { return o != f }) {
+					held[f][part.domain] += p.placed(part.g)
+				}
+			}
+		}
+		for i, w := range pairs {
+			if live[i] && !w.f.mayWait(w.domain, lo[w.f], hi[w.f], held[w.f]) {
+				live[i], changed = false, true
+			}
+		}
+	}
+	var out []waitPair
+	for i, w := range pairs {
+		if live[i] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// mayWait reports whether a carrier of f in domain d may be refused while the pods held in
+// other domains are pending.
+func (f *spreadFam) mayWait(d string, lo, hi, held map[string]int) bool {
+	if len(f.all) < f.s.minDomains {
+		return false
+	}
+	lowest, any := 0, false
+	for _, v := range f.all {
+		if v == d {
+			continue
+		}
+		if n := lo[v] - held[v]; !any || n < lowest {
+			lowest, any = n, true
+		}
+	}
+	return any && hi[d]-lowest > f.s.maxSkew
+}
+
+// enforceSpreadWaits takes back one pod when some carriers may wait on each other forever: for
+// the first pair left, a pod its family counts in the pair's domain or one of the pair's
+// carriers, preferring one whose going lowers no other family's minimum. It reports whether it
+// took one.
+func (p *problem) enforceSpreadWaits() bool {
+	waits := p.spreadWaits()
+	if len(waits) == 0 {
+		return false
+	}
+	w := waits[0]
+	var best *group
+	bestHarm := 0
+	consider := func(g *group) {
+		if harm := p.lowersMinimum(g, w.f, w.domain); best == nil || harm < bestHarm {
+			best, bestHarm = g, harm
+		}
+	}
+	for _, part := range slices.Backward(w.f.parts) {
+		if part.domain == w.domain && part.count != countNone && p.placed(part.g) > 0 {
+			consider(part.g)
+		}
+	}
+	// Or the carrier itself: it no longer waits (the only choice when running pods make the
+	// whole count).
+	consider(w.g)
+	_, hi := p.famCounts(w.f)
+	p.unplace(best, 1)
+	best.blocked = &blockInfo{ReasonTopologySpread, fmt.Sprintf(
+		"topology spread on %s (maxSkew %d) of %s…: %s=%s cannot take more of the pods it counts and carriers, or carriers there could wait forever for pods in other domains that wait for them in turn (%s)",
+		w.f.s.term.key, w.f.s.maxSkew, w.g.keys[0], w.f.s.term.key, w.domain, fmtCounts(hi, w.f.all))}
+	return true
+}
+
+// lowersMinimum counts the families other than f whose smallest surely counted domain is d
+// and counts g's pods there: taking one back would lower their minimum.
+func (p *problem) lowersMinimum(g *group, f *spreadFam, d string) int {
+	harm := 0
+	for _, o := range p.spreadFams {
+		if o == f || !slices.ContainsFunc(o.parts, func(part spreadPart) bool {
+			return part.g == g && part.domain == d && part.count == countSure
+		}) {
+			continue
+		}
+		lo, _ := p.famCounts(o)
+		if lo[d] <= o.minimum(lo) {
+			harm++
+		}
+	}
+	return harm
+}
