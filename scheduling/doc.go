@@ -160,8 +160,8 @@
 //
 //   - newProblem (problem.go) groups the pods and builds pools, shapes and bins; applyTopology
 //     (topology.go) reads every group's constraints and rewrites the groups in named steps:
-//     anti-affinity over zones, zone spreads (spread.go) and pod affinity, then hostname
-//     spreads and anti-affinity as per-node caps and conflicts;
+//     anti-affinity over zones, zone spreads (spread.go) and pod affinity (affinity.go), then
+//     hostname spreads and anti-affinity as per-node caps and conflicts;
 //   - valuePods (solve.go) runs the column generation (colgen.go) over column families
 //     (families.go), priced by an integer knapsack (knapsack.go) on a simplex master (lp.go);
 //     its duals value the pods, and it proves the lower bound (bound.go);
