@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -72,9 +71,10 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		return fmt.Errorf("asking the API server its version: %w", err)
 	}
 
-	// NodePools and EC2NodeClasses come together, from a file or a ConfigMap; the provider looks
-	// classes up by name on every call, so a ConfigMap edit reaches both.
-	var classes atomic.Pointer[map[string]*nodeplan.EC2NodeClass]
+	// NodePools and EC2NodeClasses come together, from a file, a ConfigMap or the cluster; the
+	// provider and the controller (which prices each class's volumes into the node cost) look
+	// classes up by name on every call, so an edit reaches both.
+	var classes controller.NodeClasses
 	decode := func(data []byte) ([]nodeplan.NodePool, error) {
 		m, err := nodeplan.DecodeManifests(data)
 		if err != nil {
@@ -84,7 +84,7 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		for i := range m.EC2NodeClasses {
 			byName[m.EC2NodeClasses[i].Name] = &m.EC2NodeClasses[i]
 		}
-		classes.Store(&byName)
+		classes.Set(byName)
 		return m.NodePools, nil
 	}
 	var pools controller.NodePoolSource
@@ -93,7 +93,7 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 	case o.nodePools == "" && o.nodePoolsConfigMap == "":
 		// Karpenter's objects, watched: kubectl apply -f nodepool.yaml takes effect.
 		clusterPools = &controller.ClusterNodePools{Dynamic: dyn, Logger: log,
-			OnClasses: func(m map[string]*nodeplan.EC2NodeClass) { classes.Store(&m) }}
+			OnClasses: classes.Set}
 		pools = clusterPools
 	case o.nodePools != "":
 		data, err := os.ReadFile(o.nodePools)
@@ -137,15 +137,8 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		EC2:          awsec2.NewFromConfig(awsCfg),
 		SSM:          ssm.NewFromConfig(awsCfg),
 		Prices:       prices,
-		NodeClass: func(name string) (*nodeplan.EC2NodeClass, bool) {
-			m := classes.Load()
-			if m == nil {
-				return nil, false
-			}
-			c, ok := (*m)[name]
-			return c, ok
-		},
-		Logger: log,
+		NodeClass:    classes.Get,
+		Logger:       log,
 	}
 	if o.interruptionQueue != "" {
 		popts.SQS, popts.QueueURL = sqs.NewFromConfig(awsCfg), o.interruptionQueue
@@ -179,7 +172,8 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		defer health.SetLeading(false)
 		c := &controller.Controller{Health: health, Client: client, Dynamic: dyn, Provider: provider, NodePools: pools, Solve: scheduling.Solve,
 			Planner: planner, Logger: log, Recorder: recorder, Metrics: metrics, Installation: o.installation, Adopt: o.adopt,
-			CostModel: costModel, NodeOverlays: overlays, BootstrapTokens: tokens, CapacityBuffers: o.capacityBuffers}
+			CostModel: costModel, NodeOverlays: overlays, BootstrapTokens: tokens, CapacityBuffers: o.capacityBuffers,
+			NodeCost: scheduling.NodeCost{PerNode: o.nodeCost}, NodeClass: classes.Get}
 		if err := c.Run(ctx); err != nil {
 			log.Error("controller stopped", "err", err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
 	"github.com/nodeplan/nodeplan/examples/internal/logging"
 	"github.com/nodeplan/nodeplan/examples/internal/version"
+	"github.com/nodeplan/nodeplan/scheduling"
 )
 
 func main() {
@@ -58,6 +59,7 @@ type options struct {
 	installation       string
 	adopt              bool
 	capacityBuffers    bool
+	nodeCost           float64
 	printCRDs          bool
 	settings
 }
@@ -91,6 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.installation, "installation", "nodeplan", "with --kubeconfig: this installation's name on its NodeClaims (annotation nodeplan.io/installation); it acts only on those")
 	fs.BoolVar(&o.adopt, "adopt", false, "with --kubeconfig: take over NodeClaims of another installation (a Karpenter controller being replaced) and their Nodes and instances")
 	fs.BoolVar(&o.capacityBuffers, "capacity-buffers", false, "with --kubeconfig: keep the spare room of autoscaling.x-k8s.io CapacityBuffers (Karpenter's CapacityBuffer gate; the CRD must be installed)")
+	fs.Float64Var(&o.nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance and its node class's EBS volumes (priced automatically): a public IPv4 address, per-host licences; weighed by every plan and included in the costs logged")
 	fs.BoolVar(&o.printCRDs, "print-crds", false, "print Karpenter's CRDs (NodePool, NodeClaim, EC2NodeClass, NodeOverlay, CapacityBuffer) as YAML for kubectl apply, and exit")
 	o.settings.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -101,6 +104,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if err := (scheduling.NodeCost{PerNode: o.nodeCost}).Validate(); err != nil {
+		return o, fmt.Errorf("--node-cost %v: want a non-negative $/h", o.nodeCost)
 	}
 	return o, nil
 }
@@ -147,7 +153,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.kubeconfig != "" || inCluster(o) {
 		return runCluster(ctx, o, metrics, planner, stderr)
 	}
-	return simulate(ctx, stdout, simOptions{Scenario: o.scenario, Verbose: o.verbose, Metrics: metrics, Planner: planner})
+	return simulate(ctx, stdout, simOptions{Scenario: o.scenario, Verbose: o.verbose, Metrics: metrics, Planner: planner,
+		NodeCost: o.nodeCost})
 }
 
 func serveMetrics(addr string, m *controller.Metrics) (*http.Server, error) {

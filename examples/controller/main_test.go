@@ -78,3 +78,18 @@ func TestPrintCRDs(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeCostFlag: --node-cost is a non-negative $/h; anything else is refused before the
+// controller starts.
+func TestNodeCostFlag(t *testing.T) {
+	var out bytes.Buffer
+	o, err := parseFlags([]string{"--node-cost", "0.005"}, &out)
+	if err != nil || o.nodeCost != 0.005 {
+		t.Errorf("parseFlags(--node-cost 0.005) = %v, %v; want 0.005", o.nodeCost, err)
+	}
+	for _, bad := range []string{"-1", "NaN", "+Inf"} {
+		if _, err := parseFlags([]string{"--node-cost", bad}, &out); err == nil || !strings.Contains(err.Error(), "--node-cost") {
+			t.Errorf("parseFlags(--node-cost %s) = %v, want an error naming --node-cost", bad, err)
+		}
+	}
+}

@@ -35,6 +35,8 @@ type simOptions struct {
 	Metrics *controller.Metrics
 	// Planner replaces disruption.Plan when set.
 	Planner controller.Planner
+	// NodeCost is what each node costs beyond its instance and its class's volumes, $/h.
+	NodeCost float64
 	// JSONLog, when set, also receives the controller's lines in Karpenter's JSON layout.
 	JSONLog io.Writer
 }
@@ -125,11 +127,14 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.Client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 
+	var classes controller.NodeClasses
 	ctrl := &controller.Controller{
 		Client:    w.Client,
 		Dynamic:   w.Dynamic,
 		Provider:  w.Cloud,
-		NodePools: &controller.ClusterNodePools{Dynamic: w.Dynamic, Now: w.Clock.Now},
+		NodePools: &controller.ClusterNodePools{Dynamic: w.Dynamic, Now: w.Clock.Now, OnClasses: classes.Set},
+		NodeCost:  scheduling.NodeCost{PerNode: o.NodeCost},
+		NodeClass: classes.Get,
 		Solve:     scheduling.Solve,
 		Planner:   o.Planner,
 		Clock:     w.Clock,

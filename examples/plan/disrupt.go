@@ -33,7 +33,7 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	f.StringVar(&files.pdbs, "pdbs", "", "`FILE` of policy/v1 PodDisruptionBudgets (optional)")
 	f.StringVar(&nowFlag, "now", "", "the `TIME` budgets and ages are judged at, RFC 3339 (default: the current time)")
 	var nodeCost float64
-	f.Float64Var(&nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance (root volume, IPv4 address, per-host licences); weighed by the plan and included in its cost")
+	f.Float64Var(&nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance and its EC2NodeClass's EBS volumes (those are priced from --ec2nodeclasses): a public IPv4 address, per-host licences; weighed by the plan and included in its cost")
 	f.Var(&format, "o", "output `FORMAT`: text or json")
 	var src sourceFlags
 	src.register(f, &files)
@@ -82,7 +82,7 @@ func disruptionInput(snap *snapshot, now time.Time, nodeCost float64) disruption
 		DaemonSets:        snap.daemonSets,
 		PDBs:              snap.pdbs,
 		Now:               now,
-		Options:           disruption.Options{Scheduling: scheduling.Options{NodeCost: scheduling.NodeCost{PerNode: nodeCost}}},
+		Options:           disruption.Options{Scheduling: scheduling.Options{NodeCost: snap.nodeCost(nodeCost)}},
 	}
 	for _, n := range snap.nodes {
 		in.Nodes = append(in.Nodes, disruptionNode(n, snap.catalog))

@@ -38,8 +38,9 @@
 //
 // --cost-model FILE applies what you really pay (pricing.CostModel: discounts, Savings Plan and
 // RI rates), then NodeOverlays (--nodeoverlays FILE, or the cluster's) adjust prices and add
-// extended resources as in Karpenter; --node-cost adds a per-node $/h. provision also reports
-// what the managed nodes cost against the same pods planned from scratch and the lower bound.
+// extended resources as in Karpenter; node classes' volumes and --node-cost add a per-node $/h.
+// provision also reports what the managed nodes cost against the same pods planned from
+// scratch and the lower bound.
 //
 // watch is shadow mode: beside the incumbent autoscaler it plans every pass as if in charge,
 // acts on nothing, and prints what the incumbent launched and removed against what nodeplan
@@ -54,9 +55,14 @@
 //		--catalog catalog.json [--daemonsets ds.yaml] [--pdbs pdbs.yaml] [--now 2026-11-22T10:00:00Z] \
 //		[--node-cost 0.012] [-o text|json]
 //
-// --node-cost is what each node costs beyond its instance, in $/h (a 20Gi gp3 root volume is
-// about $0.0022, a public IPv4 address $0.005, a $20/month monitoring agent $0.027): plans
-// weigh it, and their cost includes it.
+// A node costs more than its instance: the EBS volumes of its pool's EC2NodeClass
+// (--ec2nodeclasses, or the cluster's; spec.blockDeviceMappings, 20Gi gp3 when there are none)
+// are priced at us-east-1 list prices (pricing.EBSPrices.VolumeCost; a 20Gi gp3 root is about
+// $0.0022/h), with a NOTE listing each pool's figure, or a NOTE naming the pools whose class
+// was not given and whose volumes are therefore not priced. --node-cost adds, in $/h, what
+// else every node brings (a public IPv4 address $0.005, a $20/month monitoring agent $0.027).
+// Plans weigh both, and their cost includes both: provision's last line says how much of the
+// total it is ("total $1.4066/h ($1.0666/h of it node cost), ..., 1 node"), its JSON nodeCost.
 //
 // Take the snapshot with
 //

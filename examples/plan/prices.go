@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/examples/plan/internal/load"
 	"github.com/nodeplan/nodeplan/pricing"
+	"github.com/nodeplan/nodeplan/scheduling"
 )
 
 // Prices as the user pays them: a cost model (discounts, Savings Plan and Reserved Instance
@@ -60,7 +62,49 @@ func applyPrices(snap *snapshot, p priceFlags) error {
 	if n := len(snap.overlays); n > 0 {
 		snap.notices = append(snap.notices, fmt.Sprintf("prices and capacity: %d NodeOverlays apply", n))
 	}
+	return priceVolumes(snap)
+}
+
+// priceVolumes prices the EBS volumes each pool's EC2NodeClass attaches to every node
+// (spec.blockDeviceMappings, 20Gi gp3 when it has none) at us-east-1 list prices
+// (pricing.USEast1EBS): the per-pool part of the node cost every plan weighs and reports. A
+// pool whose class is not in the snapshot is not priced, with a notice; a volume type without
+// a price is an error naming the class and the mapping, never a free volume.
+func priceVolumes(snap *snapshot) error {
+	classes := map[string]*nodeplan.EC2NodeClass{}
+	for i := range snap.classes {
+		classes[snap.classes[i].Name] = &snap.classes[i]
+	}
+	snap.volumeCost = map[string]float64{}
+	var unknown, priced []string
+	for _, p := range snap.pools {
+		class, ok := classes[p.Template.NodeClassRef.Name]
+		if !ok {
+			unknown = append(unknown, p.Name)
+			continue
+		}
+		cost, err := pricing.USEast1EBS.VolumeCost(*class)
+		if err != nil {
+			return badInput{fmt.Errorf("NodePool %s: %w", p.Name, err)}
+		}
+		snap.volumeCost[p.Name] = cost
+		priced = append(priced, fmt.Sprintf("%s %s/h", p.Name, dollars(cost)))
+	}
+	if len(priced) > 0 {
+		snap.notices = append(snap.notices, "node cost: the EBS volumes of each pool's EC2NodeClass, at us-east-1 list prices, are part of every node's cost: "+
+			strings.Join(priced, ", "))
+	}
+	if len(unknown) > 0 {
+		snap.notices = append(snap.notices, fmt.Sprintf("node cost: the root volumes of NodePools %s are not priced: their EC2NodeClasses were not given (--ec2nodeclasses)",
+			strings.Join(unknown, ", ")))
+	}
 	return nil
+}
+
+// nodeCost is what a node of each pool costs beyond its instance: perNode (--node-cost) and
+// its class's volumes.
+func (s *snapshot) nodeCost(perNode float64) scheduling.NodeCost {
+	return scheduling.NodeCost{PerNode: perNode, Pools: s.volumeCost}
 }
 
 // appendConflicts adds one notice per pair of conflicting overlays, naming the types involved.

@@ -30,7 +30,7 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	f.StringVar(&files.pvs, "pvs", "", "`FILE` of PersistentVolumes, whose node affinity gives a bound claim's zone (optional)")
 	f.StringVar(&files.storageClasses, "storageclasses", "", "`FILE` of storage.k8s.io/v1 StorageClasses, whose allowedTopologies give an unbound claim's zones (optional)")
 	var nodeCost float64
-	f.Float64Var(&nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance (root volume, IPv4 address, per-host licences); weighed by the plan and included in its cost")
+	f.Float64Var(&nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance and its EC2NodeClass's EBS volumes (those are priced from --ec2nodeclasses): a public IPv4 address, per-host licences; weighed by the plan and included in its cost")
 	f.Var(&format, "o", "output `FORMAT`: text or json")
 	var src sourceFlags
 	src.register(f, &files)
@@ -86,7 +86,7 @@ func provisionInput(snap *snapshot, nodeCost float64) scheduling.Input {
 		InstanceTypes:     snap.catalog,
 		PoolInstanceTypes: snap.poolCatalog,
 		DaemonSets:        snap.daemonSets,
-		Options:           scheduling.Options{NodeCost: scheduling.NodeCost{PerNode: nodeCost}},
+		Options:           scheduling.Options{NodeCost: snap.nodeCost(nodeCost)},
 	}
 	for _, n := range snap.nodes {
 		in.Nodes = append(in.Nodes, scheduling.Node{Node: n.node, Pods: n.pods})

@@ -59,6 +59,9 @@ func TestGolden(t *testing.T) {
 		{"provision", args([]string{"provision"}, pods, nodePools, catalog, ds, nodes)},
 		{"provision-no-nodes", args([]string{"provision"}, pods, nodePools, catalog, ds)},
 		{"disrupt", args([]string{"disrupt"}, pods, nodes, nodePools, catalog, ds, pdbs, now)},
+		// The node class's volume makes every node dear: one large node instead of two.
+		{"provision-node-cost", args([]string{"provision"}, nodeCostFiles, catalog,
+			[]string{"--ec2nodeclasses", "testdata/nodecost/ec2nodeclasses.yaml", "--node-cost", "0.005"})},
 	}
 	for _, tt := range tests {
 		for _, format := range []string{"json", "text"} {
@@ -134,7 +137,7 @@ func TestProvisionJSONShape(t *testing.T) {
 		got  []string
 		want []string
 	}{
-		{"top level", top, []string{"comparison", "existingNodes", "lowerBound", "nodeClaims", "notices", "solveSeconds", "totalPrice", "unschedulable"}},
+		{"top level", top, []string{"comparison", "existingNodes", "lowerBound", "nodeClaims", "nodeCost", "notices", "solveSeconds", "totalPrice", "unschedulable"}},
 		{"comparison", keysOf(v["comparison"]), []string{"currentCost", "currentNodes", "lowerBound", "replannedCost", "replannedNodes", "unplaced", "unpriced", "withPlanCost", "withPlanNodes"}},
 		{"nodeClaims", keysOf(v["nodeClaims"]), []string{"capacityType", "instanceType", "instanceTypeOptions", "nodePool", "pods", "price", "zone"}},
 		{"existingNodes", keysOf(v["existingNodes"]), []string{"node", "pods"}},

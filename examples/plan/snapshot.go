@@ -38,6 +38,9 @@ type snapshot struct {
 	daemonSets []*appsv1.DaemonSet
 	pdbs       []*policyv1.PodDisruptionBudget
 	volumes    scheduling.Volumes
+	// volumeCost is, by pool, what the EBS volumes of its EC2NodeClass cost per node and
+	// hour (priceVolumes).
+	volumeCost map[string]float64
 }
 
 // clusterNode is an existing node, its pods and what its labels say about it.

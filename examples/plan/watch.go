@@ -60,7 +60,7 @@ func watch(ctx context.Context, args []string, out, stderr io.Writer) error {
 	f.StringVar(&cfg.files.catalog, "catalog", "", "`FILE` of the instance catalog (default: built once for the region, see plan catalog)")
 	f.DurationVar(&cfg.interval, "interval", time.Minute, "time between passes")
 	f.IntVar(&cfg.passes, "passes", 0, "stop after `N` passes (0: run until interrupted)")
-	f.Float64Var(&cfg.nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance")
+	f.Float64Var(&cfg.nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance and its EC2NodeClass's EBS volumes (priced from the cluster's EC2NodeClasses): a public IPv4 address, per-host licences")
 	metricsAddr := f.String("metrics-addr", "", "serve Prometheus metrics (nodeplan_shadow_*) on this `ADDRESS`, e.g. :9090")
 	verbose := f.Bool("v", false, "log every decision (debug level)")
 	if err := f.parse(args); err != nil {

@@ -83,6 +83,20 @@ type Controller struct {
 	// Zero values change nothing.
 	CostModel    *pricing.CostModel
 	NodeOverlays []nodeplan.NodeOverlay
+	// NodeCost is what a node costs beyond its instance's price (scheduling.NodeCost: $/h per
+	// node, and per pool): weighed by every solve and disruption plan, and included in the
+	// costs they log. The zero value adds nothing.
+	NodeCost scheduling.NodeCost
+	// NodeClass, when set, finds an EC2NodeClass by name (as the EC2 provider does). Before each
+	// solve and each disruption plan, the EBS volumes of each pool's class
+	// (spec.blockDeviceMappings; 20Gi gp3 when it has none) are priced with EBSPrices and added
+	// to the pool's NodeCost. A pool whose class has a volume EBSPrices cannot price is left out
+	// of the pass with an error naming the class and the mapping: it is never taken as free.
+	// A pool whose class is not found is not priced: the provider cannot launch it either.
+	NodeClass func(name string) (*nodeplan.EC2NodeClass, bool)
+	// EBSPrices price those volumes; the zero value is us-east-1's list prices
+	// (pricing.USEast1EBS).
+	EBSPrices pricing.EBSPrices
 	// CapacityBuffers watches autoscaling.x-k8s.io/v1beta1 CapacityBuffers (their CRD must be
 	// installed; [CRDs] includes it) and keeps their slots as spare room (buffers.go).
 	CapacityBuffers bool

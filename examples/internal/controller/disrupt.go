@@ -93,7 +93,7 @@ func (c *Controller) planInput(ctx context.Context, pools []nodeplan.NodePool) d
 		in.Nodes = append(in.Nodes, node)
 	}
 	c.mu.Unlock()
-	in.PoolInstanceTypes = c.instanceTypes(ctx, in.NodePools)
+	in.PoolInstanceTypes, in.Options.Scheduling.NodeCost = c.instanceTypes(ctx, in.NodePools)
 	return in
 }
 

@@ -16,7 +16,8 @@ const (
 	// EventStarted: the controller is running (Count: claims restored, Pools: pools read).
 	EventStarted EventKind = "Started"
 	// EventSolved: a provisioning solve (Pods: real pods, BufferPods: buffer slots,
-	// NodeClaims: new claims it asked for).
+	// NodeClaims: new claims it asked for, Cost: their $/h, NodeCost: the part of Cost that
+	// is Controller.NodeCost and the volumes).
 	EventSolved EventKind = "Solved"
 	// EventPodUnschedulable: the solver could place a pod nowhere (Pod, Reason, Message).
 	EventPodUnschedulable EventKind = "PodUnschedulable"
@@ -78,6 +79,7 @@ type Event struct {
 	Nodes                  []string
 	Pods, BufferPods       int
 	NodeClaims             int
+	Cost, NodeCost         float64
 	Replacements           int
 	Savings                float64
 	Count, Replicas, Delta int

@@ -31,8 +31,9 @@ func TestCostModelAndNodeOverlaysChangeTheControllersChoice(t *testing.T) {
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}}}}
 	chosen := func(c *Controller) string {
 		t.Helper()
+		types, cost := c.instanceTypes(context.Background(), pools)
 		res, err := scheduling.Solve(context.Background(), scheduling.Input{
-			Pods: []*corev1.Pod{pod}, NodePools: pools, PoolInstanceTypes: c.instanceTypes(context.Background(), pools),
+			Pods: []*corev1.Pod{pod}, NodePools: pools, PoolInstanceTypes: types, Options: scheduling.Options{NodeCost: cost},
 		})
 		if err != nil || len(res.NodeClaims) != 1 {
 			t.Fatalf("Solve() = %+v, %v; want one node claim", res, err)

@@ -70,9 +70,12 @@ func (c *Controller) newClaimName(pool string) string {
 }
 
 // instanceTypes asks the provider for each pool's instance types, priced by the cost model and
-// the NodeOverlays. A pool whose types cannot be had is left out, with a log line.
-func (c *Controller) instanceTypes(ctx context.Context, pools []nodeplan.NodePool) map[string][]nodeplan.InstanceType {
+// the NodeOverlays, and returns them with what a node of each pool costs beyond its instance
+// ([Controller.NodeCost] and its class's volumes). A pool whose types or volumes cannot be
+// priced is left out, with a log line.
+func (c *Controller) instanceTypes(ctx context.Context, pools []nodeplan.NodePool) (map[string][]nodeplan.InstanceType, scheduling.NodeCost) {
 	out := map[string][]nodeplan.InstanceType{}
+	cost := scheduling.NodeCost{PerNode: c.NodeCost.PerNode}
 	for i := range pools {
 		its, err := c.Provider.InstanceTypes(ctx, &pools[i])
 		if err != nil {
@@ -87,9 +90,36 @@ func (c *Controller) instanceTypes(ctx context.Context, pools []nodeplan.NodePoo
 		for _, cf := range conflicts {
 			c.log().Debug("nodeoverlay conflict", "nodepool", pools[i].Name, "message", cf.String())
 		}
+		volumes, err := c.volumeCost(&pools[i])
+		if err != nil {
+			// Unpriced is never free: without its volumes' price the pool is left out.
+			c.log().Error("could not price the node class's volumes", "nodepool", pools[i].Name, "err", err)
+			continue
+		}
+		if extra := c.NodeCost.Pools[pools[i].Name] + volumes; extra != 0 {
+			if cost.Pools == nil {
+				cost.Pools = map[string]float64{}
+			}
+			cost.Pools[pools[i].Name] = extra
+		}
 		out[pools[i].Name] = its
 	}
-	return out
+	return out, cost
+}
+
+// volumeCost is what the EBS volumes of the pool's EC2NodeClass cost per node and hour: zero
+// without [Controller.NodeClass], for a class of another kind, or one not found (the provider
+// launches nothing for it).
+func (c *Controller) volumeCost(pool *nodeplan.NodePool) (float64, error) {
+	ref := pool.Template.NodeClassRef
+	if c.NodeClass == nil || ref.Kind != "" && ref.Kind != nodeplan.KindEC2NodeClass {
+		return 0, nil
+	}
+	class, ok := c.NodeClass(ref.Name)
+	if !ok || class == nil {
+		return 0, nil
+	}
+	return c.EBSPrices.VolumeCost(*class)
 }
 
 // schedulingInput builds the solver's view: initialized nodes with their pods, and every claim
@@ -206,7 +236,7 @@ func (c *Controller) provision(ctx context.Context) {
 	in := c.schedulingInput(s, pending, pools)
 	in.VolumeZones = vols.Zones
 	scheduling.AttachLimits(in.Nodes, s.volumes.CSINodes)
-	in.PoolInstanceTypes = c.instanceTypes(ctx, in.NodePools)
+	in.PoolInstanceTypes, in.Options.NodeCost = c.instanceTypes(ctx, in.NodePools)
 	start := time.Now() // the solver's own cost, in real time even on a simulated clock
 	res, err := c.Solve(ctx, in)
 	if c.Metrics != nil {
@@ -226,10 +256,16 @@ func (c *Controller) provision(ctx context.Context) {
 	if len(virtual) > 0 {
 		attrs = append(attrs, "buffer-pods", len(virtual))
 	}
-	c.log().Log(ctx, level, "found provisionable pod(s)", append(attrs, "nodeclaims", len(res.NodeClaims),
-		"cost", Dollars(res.Cost), "lower-bound", Dollars(res.LowerBound), "duration", time.Since(start).Round(time.Microsecond))...)
+	attrs = append(attrs, "nodeclaims", len(res.NodeClaims), "cost", Dollars(res.Cost))
+	if res.NodeCost != 0 {
+		// The part of cost that is the nodes' own (NodeCost), not their instances' prices.
+		attrs = append(attrs, "node-cost", Dollars(res.NodeCost))
+	}
+	c.log().Log(ctx, level, "found provisionable pod(s)", append(attrs,
+		"lower-bound", Dollars(res.LowerBound), "duration", time.Since(start).Round(time.Microsecond))...)
 	if level == slog.LevelInfo {
-		c.emit(Event{Kind: EventSolved, Pods: len(pending) - len(virtual), BufferPods: len(virtual), NodeClaims: len(res.NodeClaims)})
+		c.emit(Event{Kind: EventSolved, Pods: len(pending) - len(virtual), BufferPods: len(virtual), NodeClaims: len(res.NodeClaims),
+			Cost: res.Cost, NodeCost: res.NodeCost})
 	}
 
 	byKey := map[string]*corev1.Pod{}

@@ -278,7 +278,8 @@ func (c *Controller) reconcileStatic(ctx context.Context, pool nodeplan.NodePool
 // requirements and node class, with every instance type the pool allows as options, cheapest
 // first (by the cheapest available offering the requirements admit).
 func (c *Controller) staticClaim(ctx context.Context, pool nodeplan.NodePool) (scheduling.NewNodeClaim, bool) {
-	types := c.instanceTypes(ctx, []nodeplan.NodePool{pool})[pool.Name]
+	byPool, _ := c.instanceTypes(ctx, []nodeplan.NodePool{pool})
+	types := byPool[pool.Name]
 	t := pool.Template
 	type option struct {
 		name  string

@@ -60,6 +60,12 @@ func (t *Timeline) Event(e controller.Event) {
 			fs = append(fs, kv("buffer-pods", e.BufferPods))
 		}
 		fs = append(fs, kv("nodeclaims", e.NodeClaims))
+		if e.NodeClaims > 0 {
+			fs = append(fs, kv("cost", controller.Dollars(e.Cost)))
+		}
+		if e.NodeCost != 0 {
+			fs = append(fs, kv("node-cost", controller.Dollars(e.NodeCost)))
+		}
 	case controller.EventPodUnschedulable:
 		msg, fs = "could not schedule pod "+e.Pod, []field{kv("reason", e.Reason), kv("message", e.Message)}
 	case controller.EventNodeClaimCreated:

@@ -25,8 +25,8 @@ func TestTimeline(t *testing.T) {
 	tl := sim.NewTimeline(&out, func() time.Time { return now }, sim.Epoch)
 	for _, e := range []controller.Event{
 		{Time: at(0), Kind: controller.EventStarted, Pools: 1},
-		{Time: at(2), Kind: controller.EventSolved, Pods: 5, NodeClaims: 1},
-		{Time: at(2), Kind: controller.EventSolved, Pods: 0, BufferPods: 2, NodeClaims: 1},
+		{Time: at(2), Kind: controller.EventSolved, Pods: 5, NodeClaims: 1, Cost: 0.1038, NodeCost: 0.0109},
+		{Time: at(2), Kind: controller.EventSolved, Pods: 0, BufferPods: 2, NodeClaims: 1, Cost: 0.0929},
 		{Time: at(2), Kind: controller.EventNodeClaimCreated, NodeClaim: "default-x", NodePool: "default",
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("5")}, InstanceTypes: []string{"a", "b", "c", "d", "e", "f"}},
 		{Time: at(2), Kind: controller.EventNodeClaimLaunched, NodeClaim: "default-x", NodePool: "default", InstanceType: "c6a.2xlarge",
@@ -49,8 +49,8 @@ func TestTimeline(t *testing.T) {
 	slog.New(tl.Handler(slog.LevelDebug, slog.LevelInfo, nil, nil)).Info("not printed: outside the levels")
 	want := []string{
 		"00:00:00 controller started nodepools=1 claims=0",
-		"00:00:02 found provisionable pod(s) pods=5 nodeclaims=1",
-		"00:00:02 found provisionable pod(s) pods=0 buffer-pods=2 nodeclaims=1",
+		"00:00:02 found provisionable pod(s) pods=5 nodeclaims=1 cost=$0.1038/h node-cost=$0.0109/h",
+		"00:00:02 found provisionable pod(s) pods=0 buffer-pods=2 nodeclaims=1 cost=$0.0929/h",
 		`00:00:02 created nodeclaim default-x nodepool=default requests=cpu:5 instance-types="a, b, c, d, e and 1 other(s)"`,
 		"00:00:02 launched nodeclaim default-x nodepool=default instance-type=c6a.2xlarge zone=us-east-1a capacity-type=spot price=$0.0929/h allocatable=cpu:7910m,memory:14162Mi pods=5",
 		"00:00:22 registered nodeclaim default-x node=ip-1",

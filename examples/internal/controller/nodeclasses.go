@@ -1,0 +1,28 @@
+package controller
+
+import (
+	"sync/atomic"
+
+	"github.com/nodeplan/nodeplan"
+)
+
+// NodeClasses holds the EC2NodeClasses by name for the parts that look them up on every call
+// (the EC2 provider's Options.NodeClass, [Controller.NodeClass]); whoever reads the classes
+// ([ClusterNodePools.OnClasses], a file or ConfigMap decoder) replaces them whole with Set. The
+// zero value holds none. Safe for concurrent use.
+type NodeClasses struct {
+	m atomic.Pointer[map[string]*nodeplan.EC2NodeClass]
+}
+
+// Set replaces the classes; the map must not be modified afterwards.
+func (n *NodeClasses) Set(byName map[string]*nodeplan.EC2NodeClass) { n.m.Store(&byName) }
+
+// Get returns the named class, if it is held.
+func (n *NodeClasses) Get(name string) (*nodeplan.EC2NodeClass, bool) {
+	m := n.m.Load()
+	if m == nil {
+		return nil, false
+	}
+	c, ok := (*m)[name]
+	return c, ok
+}
