@@ -29,7 +29,9 @@ type NodeClaim struct {
 	// Taints and StartupTaints are put on the node (see [NodeClaimTemplate]).
 	Taints        []corev1.Taint
 	StartupTaints []corev1.Taint
-	// Resources is what the node must have allocatable: its pods' requests plus DaemonSet overhead.
+	// Resources is what the node must have allocatable: its pods' requests plus DaemonSet
+	// overhead — the smallest among its options, per resource, where DaemonSets run on some
+	// types only (as Karpenter's NodeClaims carry it), so every option fits it.
 	Resources corev1.ResourceList
 	// ExpireAfter and TerminationGracePeriod are copied from the pool.
 	ExpireAfter            time.Duration

@@ -181,8 +181,18 @@ func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
 	}
 	reqs := cands.reqs.Add(nodeplan.In(nodeplan.LabelInstanceType, names...))
 	chosen := opts[0]
+	// The options' DaemonSet overheads differ where a DaemonSet runs on some types only (an
+	// arch selector): Resources adds the smallest, per resource, as Karpenter's
+	// FinalizeScheduling does, so every option fits all of Resources (providers filter the
+	// options by it) while each option was chosen because its own overhead fits.
 	resources := c.used.clone()
-	resources.add(chosen.s.ds)
+	overhead := chosen.s.ds.clone()
+	for _, o := range opts[1:] {
+		for d, x := range o.s.ds {
+			overhead[d] = min(overhead[d], x)
+		}
+	}
+	resources.add(overhead)
 	labels := map[string]string{}
 	for k, v := range np.Template.Labels {
 		labels[k] = v
