@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2/ec2test"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
@@ -413,34 +414,19 @@ func TestKubeadmJoinPerLaunchTokenAndProviderID(t *testing.T) {
 	if lts := f.srv.LaunchTemplates(); len(lts) != 0 {
 		t.Errorf("%d launch templates left: a template holding a launch's own token is single-use and must go", len(lts))
 	}
-	var b []byte
-	for _, r := range f.srv.Requests("CreateLaunchTemplate") {
-		b, _ = base64.StdEncoding.DecodeString(r.Form.Get("LaunchTemplateData.UserData"))
+	uds, err := f.srv.LaunchTemplateUserData()
+	if err != nil || len(uds) == 0 {
+		t.Fatalf("launch templates' user data: %v, %d", err, len(uds))
 	}
-	ud := string(b)
-	_, join, _ := strings.Cut(ud, "nodeplan-join.yaml <<'NODEPLAN_EOF'\n")
-	join, _, _ = strings.Cut(join, "\nNODEPLAN_EOF")
-	var cfg struct {
-		Kind      string `json:"kind"`
-		Discovery struct {
-			BootstrapToken struct {
-				Token string `json:"token"`
-			} `json:"bootstrapToken"`
-		} `json:"discovery"`
-		NodeRegistration struct {
-			KubeletExtraArgs []struct{ Name, Value string } `json:"kubeletExtraArgs"`
-		} `json:"nodeRegistration"`
+	ud := uds[len(uds)-1]
+	join, err := ec2test.ReadKubeadmJoin(ud)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, ud)
 	}
-	if err := yaml.Unmarshal([]byte(join), &cfg); err != nil || cfg.Kind != "JoinConfiguration" {
-		t.Fatalf("JoinConfiguration does not decode (%v):\n%s", err, ud)
+	if join.Token != c.BootstrapToken {
+		t.Errorf("join token = %q, want the launch's %q", join.Token, c.BootstrapToken)
 	}
-	if cfg.Discovery.BootstrapToken.Token != c.BootstrapToken {
-		t.Errorf("join token = %q, want the launch's %q", cfg.Discovery.BootstrapToken.Token, c.BootstrapToken)
-	}
-	args := map[string]string{}
-	for _, a := range cfg.NodeRegistration.KubeletExtraArgs {
-		args[a.Name] = a.Value
-	}
+	args := join.KubeletArgs
 	if !strings.HasSuffix(args["node-labels"], ",topology.k8s.aws/zone-id=@ZONE_ID@") {
 		t.Errorf("node-labels flag = %q, want the zone-id label from instance metadata", args["node-labels"])
 	}

@@ -18,24 +18,10 @@ import (
 	"github.com/nodeplan/nodeplan/cloudprovider"
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2/ec2test"
-	"github.com/nodeplan/nodeplan/pricing"
 	corev1 "k8s.io/api/core/v1"
 )
 
 const queueURL = "https://sqs.us-east-1.amazonaws.com/123456789012/interruptions"
-
-// testPrices prices on-demand from the static us-east-1 table and spot with ec2test's model, so
-// the provider and the fake agree on what is cheapest.
-type testPrices struct{ t *pricing.Table }
-
-func (p testPrices) OnDemand(it string) (float64, bool) { return p.t.OnDemand(it) }
-func (p testPrices) Spot(it, zone string) (float64, bool) {
-	od, ok := p.t.OnDemand(it)
-	if !ok {
-		return 0, false
-	}
-	return ec2test.SeededSpotPrice(it, zone, od), true
-}
 
 type clock struct {
 	mu  sync.Mutex
@@ -61,7 +47,7 @@ func newFixture(t testing.TB, srvOpts []ec2test.Option, mutate func(*ec2.Options
 	srv := ec2test.NewServer(srvOpts...)
 	t.Cleanup(srv.Close)
 	cfg := srv.Config("us-east-1")
-	table, err := pricing.Static("us-east-1")
+	prices, err := ec2test.StaticPrices("us-east-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +66,7 @@ func newFixture(t testing.TB, srvOpts []ec2test.Option, mutate func(*ec2.Options
 			ServiceCIDR: "10.100.0.0/16", ClusterDNS: "10.100.0.10", KubernetesVersion: "1.33"},
 		Region: "us-east-1",
 		EC2:    awsec2.NewFromConfig(cfg), SSM: ssm.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg), QueueURL: queueURL,
-		Prices: testPrices{table},
+		Prices: prices,
 		NodeClass: func(name string) (*nodeplan.EC2NodeClass, bool) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -96,18 +82,9 @@ func newFixture(t testing.TB, srvOpts []ec2test.Option, mutate func(*ec2.Options
 		mutate(&opts)
 	}
 	if !fullCatalog(t) {
-		all, err := ec2test.InstanceTypes()
-		if err != nil {
+		if err := srv.SetInstanceFamilies("m5", "m5a", "c5", "c5a", "m7g"); err != nil {
 			t.Fatal(err)
 		}
-		var few []ec2test.InstanceTypeData
-		for _, d := range all {
-			switch d.Labels[nodeplan.LabelInstanceFamily] {
-			case "m5", "m5a", "c5", "c5a", "m7g":
-				few = append(few, d)
-			}
-		}
-		srv.SetInstanceTypes(few)
 	}
 	f.p, err = ec2.New(opts)
 	if err != nil {

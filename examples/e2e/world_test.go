@@ -41,7 +41,6 @@ import (
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2/ec2test"
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
 	"github.com/nodeplan/nodeplan/examples/internal/sim"
-	"github.com/nodeplan/nodeplan/pricing"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
@@ -82,19 +81,6 @@ const (
 	labPDBMinReady = 4
 )
 
-// labPrices prices on-demand from the static us-east-1 table and spot with ec2test's model, so
-// the provider and the endpoint agree on what is cheapest.
-type labPrices struct{ t *pricing.Table }
-
-func (p labPrices) OnDemand(it string) (float64, bool) { return p.t.OnDemand(it) }
-func (p labPrices) Spot(it, zone string) (float64, bool) {
-	od, ok := p.t.OnDemand(it)
-	if !ok {
-		return 0, false
-	}
-	return ec2test.SeededSpotPrice(it, zone, od), true
-}
-
 // newWorld builds a world for one test; everything it starts stops when the test ends.
 func newWorld(t *testing.T, installation, namespace string) *world {
 	t.Helper()
@@ -111,20 +97,11 @@ func newWorld(t *testing.T, installation, namespace string) *world {
 		w.ec2.AddSubnet(ec2test.Subnet{ID: "subnet-lab-" + z[len(z)-1:], Zone: z, FreeIPs: 1000, Tags: disc})
 	}
 	w.ec2.AddSecurityGroup(ec2test.SecurityGroup{ID: "sg-lab", Name: "lab-nodes", Tags: disc})
-	all, err := ec2test.InstanceTypes()
-	if err != nil {
+	if err := w.ec2.SetInstanceFamilies("c6i", "m6i", "r6i", "c5", "m5"); err != nil {
 		t.Fatal(err)
 	}
-	var few []ec2test.InstanceTypeData
-	for _, d := range all {
-		switch d.Labels[nodeplan.LabelInstanceFamily] {
-		case "c6i", "m6i", "r6i", "c5", "m5":
-			few = append(few, d)
-		}
-	}
-	w.ec2.SetInstanceTypes(few)
 	awsCfg := w.ec2.Config("us-east-1")
-	table, err := pricing.Static("us-east-1")
+	prices, err := ec2test.StaticPrices("us-east-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +112,7 @@ func newWorld(t *testing.T, installation, namespace string) *world {
 			ServiceCIDR: "10.96.0.0/16", ClusterDNS: "10.96.0.10"},
 		Region: "us-east-1",
 		EC2:    awsec2.NewFromConfig(awsCfg), SSM: ssm.NewFromConfig(awsCfg),
-		Prices: labPrices{table},
+		Prices: prices,
 		NodeClass: func(name string) (*nodeplan.EC2NodeClass, bool) {
 			m := w.classes.Load()
 			if m == nil {

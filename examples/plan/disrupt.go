@@ -32,8 +32,7 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	f.StringVar(&files.daemonSets, "daemonsets", "", "`FILE` of apps/v1 DaemonSets, overhead on replacement nodes (optional)")
 	f.StringVar(&files.pdbs, "pdbs", "", "`FILE` of policy/v1 PodDisruptionBudgets (optional)")
 	f.StringVar(&nowFlag, "now", "", "the `TIME` budgets and ages are judged at, RFC 3339 (default: the current time)")
-	var nodeCost float64
-	f.Float64Var(&nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance and its EC2NodeClass's EBS volumes (those are priced from --ec2nodeclasses): a public IPv4 address, per-host licences; weighed by the plan and included in its cost")
+	nodeCost := nodeCostFlag(f)
 	f.Var(&format, "o", "output `FORMAT`: text or json")
 	var src sourceFlags
 	src.register(f, &files)
@@ -52,7 +51,7 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	in := disruptionInput(snap, now, nodeCost)
+	in := disruptionInput(snap, now, *nodeCost)
 
 	start := time.Now()
 	res, err := disruption.Plan(ctx, in)

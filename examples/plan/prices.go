@@ -101,6 +101,12 @@ func priceVolumes(snap *snapshot) error {
 	return nil
 }
 
+// nodeCostFlag registers --node-cost, what each node costs beyond its instance and its class's
+// volumes.
+func nodeCostFlag(f *flags) *float64 {
+	return f.Float64("node-cost", 0, "`$/h` each node costs beyond its instance and its EC2NodeClass's EBS volumes (those are priced from --ec2nodeclasses): a public IPv4 address, per-host licences; weighed by the plan and included in its cost")
+}
+
 // nodeCost is what a node of each pool costs beyond its instance: perNode (--node-cost) and
 // its class's volumes.
 func (s *snapshot) nodeCost(perNode float64) scheduling.NodeCost {

@@ -29,8 +29,7 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	f.StringVar(&files.pvcs, "pvcs", "", "`FILE` of PersistentVolumeClaims: pending pods go where their volumes are (optional)")
 	f.StringVar(&files.pvs, "pvs", "", "`FILE` of PersistentVolumes, whose node affinity gives a bound claim's zone (optional)")
 	f.StringVar(&files.storageClasses, "storageclasses", "", "`FILE` of storage.k8s.io/v1 StorageClasses, whose allowedTopologies give an unbound claim's zones (optional)")
-	var nodeCost float64
-	f.Float64Var(&nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance and its EC2NodeClass's EBS volumes (those are priced from --ec2nodeclasses): a public IPv4 address, per-host licences; weighed by the plan and included in its cost")
+	nodeCost := nodeCostFlag(f)
 	f.Var(&format, "o", "output `FORMAT`: text or json")
 	var src sourceFlags
 	src.register(f, &files)
@@ -41,7 +40,7 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	in := provisionInput(snap, nodeCost)
+	in := provisionInput(snap, *nodeCost)
 	if files.pvcs != "" || files.pvs != "" || files.storageClasses != "" {
 		// Pods go where their volumes are; those kube-scheduler will refuse whatever the plan
 		// are left out, with the reason.

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nodeplan/nodeplan"
 )
 
 func init() {
@@ -158,6 +160,27 @@ func (s *Server) SetInstanceTypes(types []InstanceTypeData) {
 	defer s.mu.Unlock()
 	s.seedCompute()
 	s.compute.types = slices.Clone(types)
+}
+
+// SetInstanceFamilies limits the instance types the server describes to the built-in ones of
+// the given families (label karpenter.k8s.aws/instance-family, e.g. "m5"): a provider's
+// catalog stays small, so a test that needs only a few types loads quickly, even under -race.
+func (s *Server) SetInstanceFamilies(families ...string) error {
+	all, err := InstanceTypes()
+	if err != nil {
+		return err
+	}
+	var few []InstanceTypeData
+	for _, d := range all {
+		if slices.Contains(families, d.Labels[nodeplan.LabelInstanceFamily]) {
+			few = append(few, d)
+		}
+	}
+	if len(few) == 0 {
+		return fmt.Errorf("ec2test: no built-in instance type of the families %v", families)
+	}
+	s.SetInstanceTypes(few)
+	return nil
 }
 
 // SetTypeZones limits the zones offering a type (by default every type is offered in every zone).

@@ -138,13 +138,9 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 	// The informers list, then watch; an object created in between would be missed (the
 	// tracker's watches do not resume from a resource version), so wait for the watches.
 	for _, r := range []string{"pods", "nodes", "namespaces"} {
-		for !tracker.watched(corev1.SchemeGroupVersion.WithResource(r)) {
-			select {
-			case <-ctx.Done():
-				c.cancel()
-				return nil, ctx.Err()
-			case <-time.After(time.Millisecond):
-			}
+		if err := waitUntil(ctx, func() bool { return tracker.watched(corev1.SchemeGroupVersion.WithResource(r)) }); err != nil {
+			c.cancel()
+			return nil, err
 		}
 	}
 	c.pods = factory
@@ -244,15 +240,21 @@ func (c *Cluster) AddNamespaces(ctx context.Context, nss ...*corev1.Namespace) e
 	}
 	lister := c.pods.Core().V1().Namespaces().Lister()
 	for _, ns := range nss {
-		for {
-			if _, err := lister.Get(ns.Name); err == nil {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Millisecond):
-			}
+		if err := waitUntil(ctx, func() bool { _, err := lister.Get(ns.Name); return err == nil }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitUntil polls cond every millisecond until it holds or ctx ends: the informers see what
+// the fake clientset stores a moment later.
+func waitUntil(ctx context.Context, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
 		}
 	}
 	return nil
@@ -269,15 +271,8 @@ func (c *Cluster) AddPods(ctx context.Context, pods ...*corev1.Pod) error {
 		if i%20 != 19 && i != len(pods)-1 {
 			continue
 		}
-		for {
-			if _, err := lister.Pods(p.Namespace).Get(p.Name); err == nil {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Millisecond):
-			}
+		if err := waitUntil(ctx, func() bool { _, err := lister.Pods(p.Namespace).Get(p.Name); return err == nil }); err != nil {
+			return err
 		}
 	}
 	return nil

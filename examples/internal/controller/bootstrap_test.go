@@ -2,7 +2,6 @@ package controller_test
 
 import (
 	"context"
-	"encoding/base64"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,25 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
-	"sigs.k8s.io/yaml"
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2/ec2test"
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
-	"github.com/nodeplan/nodeplan/pricing"
 )
-
-type staticPrices struct{ t *pricing.Table }
-
-func (p staticPrices) OnDemand(it string) (float64, bool) { return p.t.OnDemand(it) }
-func (p staticPrices) Spot(it, zone string) (float64, bool) {
-	od, ok := p.t.OnDemand(it)
-	if !ok {
-		return 0, false
-	}
-	return ec2test.SeededSpotPrice(it, zone, od), true
-}
 
 // kubeadmHarness is the simulated cluster with the real EC2 provider (aws-sdk-go-v2 against
 // ec2test) in kubeadm mode: Custom AMIs, no token given at start-up.
@@ -43,21 +29,12 @@ func kubeadmHarness(t *testing.T) (*harness, *ec2test.Server, *ec2.Provider) {
 	t.Cleanup(srv.Close)
 	// A few families (the provider's first catalog load is slow under -race), and more real
 	// time a step for the SDK calls to ec2test.
-	all, err := ec2test.InstanceTypes()
-	if err != nil {
+	if err := srv.SetInstanceFamilies("c5", "m5", "r5", "c6a"); err != nil {
 		t.Fatal(err)
 	}
-	var few []ec2test.InstanceTypeData
-	for _, d := range all {
-		switch d.Labels[nodeplan.LabelInstanceFamily] {
-		case "c5", "m5", "r5", "c6a":
-			few = append(few, d)
-		}
-	}
-	srv.SetInstanceTypes(few)
 	h.w.Settle = 5 * time.Millisecond
 	cfg := srv.Config("us-east-1")
-	table, err := pricing.Static("us-east-1")
+	prices, err := ec2test.StaticPrices("us-east-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +47,7 @@ func kubeadmHarness(t *testing.T) (*harness, *ec2test.Server, *ec2.Provider) {
 	p, err := ec2.New(ec2.Options{
 		Cluster: ec2.Cluster{Name: "lab", Endpoint: "https://10.0.0.10:6443", KubernetesVersion: "1.37",
 			Kubeadm: &ec2.KubeadmJoin{CACertHashes: []string{"sha256:" + strings.Repeat("ab", 32)}}},
-		Region: "us-east-1", EC2: awsec2.NewFromConfig(cfg), SSM: ssm.NewFromConfig(cfg), Prices: staticPrices{table},
+		Region: "us-east-1", EC2: awsec2.NewFromConfig(cfg), SSM: ssm.NewFromConfig(cfg), Prices: prices,
 		NodeClass: func(name string) (*nodeplan.EC2NodeClass, bool) {
 			c := *class
 			return &c, name == class.Name
@@ -87,39 +64,19 @@ func kubeadmHarness(t *testing.T) (*harness, *ec2test.Server, *ec2.Provider) {
 // joinOf returns the token and kubelet flags of the kubeadm JoinConfiguration in userData.
 func joinOf(t *testing.T, userData string) (token string, args map[string]string) {
 	t.Helper()
-	_, join, _ := strings.Cut(userData, "nodeplan-join.yaml <<'NODEPLAN_EOF'\n")
-	join, _, _ = strings.Cut(join, "\nNODEPLAN_EOF")
-	var cfg struct {
-		Kind      string `json:"kind"`
-		Discovery struct {
-			BootstrapToken struct {
-				Token string `json:"token"`
-			} `json:"bootstrapToken"`
-		} `json:"discovery"`
-		NodeRegistration struct {
-			KubeletExtraArgs []struct{ Name, Value string } `json:"kubeletExtraArgs"`
-		} `json:"nodeRegistration"`
+	join, err := ec2test.ReadKubeadmJoin(userData)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, userData)
 	}
-	if err := yaml.Unmarshal([]byte(join), &cfg); err != nil || cfg.Kind != "JoinConfiguration" {
-		t.Fatalf("userData holds no JoinConfiguration (%v):\n%s", err, userData)
-	}
-	args = map[string]string{}
-	for _, a := range cfg.NodeRegistration.KubeletExtraArgs {
-		args[a.Name] = a.Value
-	}
-	return cfg.Discovery.BootstrapToken.Token, args
+	return join.Token, join.KubeletArgs
 }
 
 // userDatas decodes the userData of every launch template the provider created.
 func userDatas(t *testing.T, srv *ec2test.Server) []string {
 	t.Helper()
-	var out []string
-	for _, r := range srv.Requests("CreateLaunchTemplate") {
-		b, err := base64.StdEncoding.DecodeString(r.Form.Get("LaunchTemplateData.UserData"))
-		if err != nil {
-			t.Fatalf("userData is not base64: %v", err)
-		}
-		out = append(out, string(b))
+	out, err := srv.LaunchTemplateUserData()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
@@ -168,21 +167,7 @@ func (c *Controller) driftOf(ctx context.Context, cl *Claim, pool nodeplan.NodeP
 
 // stampClaimHash writes the pool's current template hash onto a NodeClaim that has none.
 func (c *Controller) stampClaimHash(ctx context.Context, name, hash string) {
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		u, err := c.claimClient().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		ann := u.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		ann[poolhash.AnnotationHash] = hash
-		ann[poolhash.AnnotationVersion] = poolhash.Version
-		u.SetAnnotations(ann)
-		_, err = c.claimClient().Update(ctx, u, metav1.UpdateOptions{})
-		return err
-	})
+	err := c.annotateClaim(ctx, name, map[string]string{poolhash.AnnotationHash: hash, poolhash.AnnotationVersion: poolhash.Version})
 	if err != nil && ctx.Err() == nil {
 		c.log().Error("could not annotate nodeclaim with its nodepool hash", "nodeclaim", name, "err", err)
 	}

@@ -50,6 +50,18 @@ type nodeCostSeen struct {
 	solveResults []scheduling.Result
 }
 
+// startSeeingNodeCost starts controller "a" on the cluster's objects, configured by mutate,
+// with the node classes wired for volume pricing, and records what its solves and plans get.
+func (h *harness) startSeeingNodeCost(mutate func(*controller.Controller)) *nodeCostSeen {
+	seen := &nodeCostSeen{}
+	var classes controller.NodeClasses
+	h.startOnCluster("a", func(c *controller.Controller) {
+		mutate(c)
+		seen.wire(c, &classes)
+	})
+	return seen
+}
+
 func (s *nodeCostSeen) wire(c *controller.Controller, classes *controller.NodeClasses) {
 	c.NodePools.(*controller.ClusterNodePools).OnClasses = classes.Set
 	c.NodeClass = classes.Get
@@ -88,12 +100,7 @@ func (s *nodeCostSeen) last() (solve, plan *scheduling.NodeCost, res scheduling.
 func TestNodeCostReachesSolveAndPlan(t *testing.T) {
 	h := newHarness(t)
 	h.setRootVolume("100Gi", "gp3", 6000)
-	var seen nodeCostSeen
-	var classes controller.NodeClasses
-	h.startOnCluster("a", func(c *controller.Controller) {
-		c.NodeCost = scheduling.NodeCost{PerNode: 0.004}
-		seen.wire(c, &classes)
-	})
+	seen := h.startSeeingNodeCost(func(c *controller.Controller) { c.NodeCost = scheduling.NodeCost{PerNode: 0.004} })
 	h.deploy("web", 3, 0)
 	want := scheduling.NodeCost{PerNode: 0.004, Pools: map[string]float64{"default": (8.0 + 15.0) / pricing.HoursPerMonth}}
 	h.until(2*time.Minute, "a solve and a disruption plan", func() bool {
@@ -124,11 +131,8 @@ func TestNodeCostReachesSolveAndPlan(t *testing.T) {
 func TestUnpriceableVolumeLaunchesNothing(t *testing.T) {
 	h := newHarness(t)
 	h.setRootVolume("100Gi", "io2", 3000)
-	var seen nodeCostSeen
-	var classes controller.NodeClasses
-	h.startOnCluster("a", func(c *controller.Controller) {
+	seen := h.startSeeingNodeCost(func(c *controller.Controller) {
 		c.EBSPrices = pricing.EBSPrices{PerGiBMonth: map[string]float64{"gp3": 0.08}}
-		seen.wire(c, &classes)
 	})
 	h.deploy("web", 1, 0)
 	const want = `could not price the node class's volumes" replica=a nodepool=default err="pricing: EC2NodeClass default blockDeviceMappings[0] (/dev/xvda): no EBS price for volume type \"io2\""`

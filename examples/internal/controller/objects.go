@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"time"
@@ -182,6 +183,11 @@ func (c *Controller) loadClaims(ctx context.Context) []Action {
 }
 
 func (c *Controller) markOurs(ctx context.Context, name string) error {
+	return c.annotateClaim(ctx, name, map[string]string{AnnotationInstallation: c.installation()})
+}
+
+// annotateClaim sets annotations on the NodeClaim object, re-reading it on a conflict.
+func (c *Controller) annotateClaim(ctx context.Context, name string, set map[string]string) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		u, err := c.claimClient().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -191,7 +197,7 @@ func (c *Controller) markOurs(ctx context.Context, name string) error {
 		if ann == nil {
 			ann = map[string]string{}
 		}
-		ann[AnnotationInstallation] = c.installation()
+		maps.Copy(ann, set)
 		u.SetAnnotations(ann)
 		_, err = c.claimClient().Update(ctx, u, metav1.UpdateOptions{})
 		return err
