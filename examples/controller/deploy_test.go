@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -125,6 +126,14 @@ func TestDeployManifests(t *testing.T) {
 		if !known[e.Name] {
 			t.Errorf("Deployment sets %s, which the controller does not read", e.Name)
 		}
+	}
+	// The arguments are the controller's flags, and keep the CapacityBuffers the ClusterRole
+	// grants rights for.
+	o, err := parseFlags(ctr.Args, io.Discard)
+	if err != nil {
+		t.Errorf("Deployment args %q: %v", ctr.Args, err)
+	} else if !o.capacityBuffers {
+		t.Errorf("Deployment args %q lack --capacity-buffers, yet the ClusterRole grants CapacityBuffer rights", ctr.Args)
 	}
 	for _, want := range []string{"CLUSTER_NAME", "CLUSTER_ENDPOINT", "INTERRUPTION_QUEUE", "LOG_LEVEL"} {
 		if !slices.ContainsFunc(ctr.Env, func(e corev1.EnvVar) bool { return e.Name == want }) {

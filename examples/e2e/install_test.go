@@ -248,8 +248,9 @@ func testInstall(t *testing.T, in install) {
 			}
 			c := &controller.Controller{Client: client, Dynamic: dyn, Provider: provider, NodePools: pools, Solve: scheduling.Solve,
 				BootstrapTokens: tokens, Installation: installation,
-				// The shipped ClusterRole grants what CapacityBuffers need (--capacity-buffers).
-				CapacityBuffers: true,
+				// As the shipped Deployment runs it: its ClusterRole grants what CapacityBuffers
+				// need, and every grant must be used.
+				CapacityBuffers: slices.Contains(shippedArgs(t, objs), "--capacity-buffers"),
 				Logger:          log, Recorder: recorder, Metrics: metrics, Health: health,
 				DisruptionInterval: 2 * time.Second, InterruptionInterval: time.Second, ReconcileInterval: 5 * time.Second,
 				EvictionRetry: time.Second, Timeouts: controller.Timeouts{Collect: 10 * time.Second}}
@@ -710,6 +711,20 @@ func findObject(t *testing.T, objs []*unstructured.Unstructured, kind string) *u
 	}
 	t.Fatalf("no %s in the rendered base", kind)
 	return nil
+}
+
+// shippedArgs are the arguments the rendered Deployment runs the controller with.
+func shippedArgs(t *testing.T, objs []*unstructured.Unstructured) []string {
+	t.Helper()
+	ctrs, _, err := unstructured.NestedSlice(findObject(t, objs, "Deployment").Object, "spec", "template", "spec", "containers")
+	if err != nil || len(ctrs) == 0 {
+		t.Fatalf("the rendered Deployment has no containers (%v)", err)
+	}
+	args, _, err := unstructured.NestedStringSlice(ctrs[0].(map[string]any), "args")
+	if err != nil {
+		t.Fatalf("the rendered Deployment's args: %v", err)
+	}
+	return args
 }
 
 // leaseName is the Lease the rendered Role lets the controller update.
