@@ -170,8 +170,9 @@
 //     greedy packer (pack.go), a local search (improve.go), and on small plain pools a race
 //     with first-fit-decreasing (ffd.go), each packer working on a packing value;
 //   - enforceTopology (postcheck.go) takes back pods whose spread or affinity partners were
-//     not placed; rejectMinValues (output.go) takes back the pods of claims whose options
-//     cannot meet minValues;
+//     not placed, and spread carriers that could wait on each other forever (spreadwait.go);
+//     rejectMinValues (output.go) takes back the pods of claims whose options cannot meet
+//     minValues;
 //   - result (output.go) writes the Result, and explain.go the reasons for every pod left.
 //
 // Leaves, which read none of the solver's working state: lp.go, the simplex (a revised-simplex

@@ -14,14 +14,16 @@ import (
 // of those were placed there. Rather than plan pods kube-scheduler would refuse, the solver
 // takes such pods back: they stay pending, with the reason.
 
-// enforceTopology takes back pods that would break a spread or have no affinity partner,
-// until neither check takes any (taking back a spread's pods can orphan an affinity's).
+// enforceTopology takes back pods that would break a spread, have no affinity partner, or carry
+// spreads that could wait on each other forever (spreadwait.go), until no check takes any
+// (taking back a spread's pods can orphan an affinity's).
 func (p *problem) enforceTopology() {
 	for p.enforceOnce() {
 	}
 }
 
-// enforceOnce runs both checks once and reports whether it took any pod back.
+// enforceOnce runs the checks once (spread waits only when the others took nothing back) and
+// reports whether it took any pod back.
 func (p *problem) enforceOnce() bool {
 	before := sum(p.remaining)
 	for _, g := range p.groups {

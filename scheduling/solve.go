@@ -51,8 +51,9 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 //     first-fit-decreasing packing on small plain pools).
 //  6. placeWith: p.claims, bins → the groups that must share a node with another group's pods
 //     on those nodes; returnDropped: p.dropped → p.remaining.
-//  7. enforceTopology: placements, p.spreadFams → pods whose spread or affinity partners
-//     could not be placed taken back (p.remaining, p.claims).
+//  7. enforceTopology: placements, p.spreadFams → pods taken back (p.remaining, p.claims)
+//     whose spread or affinity partners could not be placed, or whose spreads could wait on
+//     each other forever (spreadwait.go).
 //  8. rejectMinValues: p.claims → requests, each claim's launch request; the pods of claims
 //     whose options cannot meet their pool's minValues taken back (p.minValuesHit).
 //  9. result: requests, packState → the Result, with every pod left explained.
