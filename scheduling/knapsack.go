@@ -38,6 +38,8 @@ type intKnapsack struct {
 	capSeen  []capCount
 	picked   []bool
 	dens     []float64 // scratch for addSurrogate
+	// target: a pricing search (see search) looks only for patterns worth more; 0 in solve.
+	target float64
 }
 
 type surrogate struct {
@@ -88,6 +90,7 @@ func (k *intKnapsack) scratch(n int) []float64 {
 // solve returns the best pattern found, its value, and an upper bound on the best value (equal
 // to it when the search finished within its budget).
 func (k *intKnapsack) solve(f *colFamily, v []float64, counts []int64, budget, topK int) (pattern, float64, float64) {
+	k.target = 0
 	k.prepare(f, v, counts, topK)
 	k.free = append(k.free[:0], f.s.alloc...)
 	k.cur, k.best, k.bestV, k.nodes, k.budget = k.cur[:0], k.best[:0], 0, 0, budget
@@ -100,6 +103,31 @@ func (k *intKnapsack) solve(f *colFamily, v []float64, counts []int64, budget, t
 		upper = max(upper, min(root, k.relaxedBound(f.s.alloc)))
 	}
 	return pat, k.bestV, upper
+}
+
+// search is solve for pricing, where only a pattern worth more than target (its node's price)
+// matters: a subtree whose bound does not exceed target is not searched either, so a family
+// no pattern of which reaches target is settled at the root's bound instead of by a search
+// that runs out of budget. It returns the best pattern found (worth target or less when none
+// is worth more) and whether the search proved it best among every pattern of the family
+// (finished within budget, every item loaded): then no pattern beats max(its value, target).
+func (k *intKnapsack) search(f *colFamily, v []float64, counts []int64, budget, topK int, target float64) (pattern, float64, bool) {
+	k.target = target
+	k.prepare(f, v, counts, topK)
+	loaded := len(k.items)
+	k.free = append(k.free[:0], f.s.alloc...)
+	k.cur, k.best, k.bestV, k.nodes, k.budget = k.cur[:0], k.best[:0], 0, 0, budget
+	exhausted := k.dfs(f.s, 0, 0)
+	k.target = 0
+	k.work += k.nodes*max(1, len(k.items)*len(k.surr)) + len(f.items)*8
+	all := 0
+	for _, it := range f.items {
+		if v[it.row] > 0 {
+			all++
+		}
+	}
+	pat := pattern{s: f.s, o: f.o, placed: slices.Clone(k.best), value: k.bestV}
+	return pat, k.bestV, !exhausted && loaded == all
 }
 
 // prepare loads a family's items at values v, and the surrogate weightings for its bounds.
@@ -618,7 +646,7 @@ func (k *intKnapsack) dfs(s *shape, i int, value float64) bool {
 		k.bestV = value
 		k.best = append(k.best[:0], k.cur...)
 	}
-	if i == len(k.items) || k.prunes(i, value, k.bestV*(1+1e-12)) {
+	if i == len(k.items) || k.prunes(i, value, max(k.bestV*(1+1e-12), k.target)) {
 		return false
 	}
 	if k.nodes > k.budget {

@@ -48,6 +48,10 @@ func (p *problem) packNewNodes(pl *pool, global cgResult, counts []int64) {
 		return
 	}
 	cg := global
+	if same && len(p.pools) > 1 {
+		// An earlier pool's own LP may have set the values: this pool's are the global LP's.
+		p.setValues(global.values)
+	}
 	if !same {
 		// Pods went to existing room or to other pools: price this pool's part alone.
 		cg = p.columnGeneration(rem, pl.shapes, global.columns)
@@ -90,18 +94,28 @@ func (p *problem) packNewNodes(pl *pool, global cgResult, counts []int64) {
 }
 
 // poolShare returns the remaining pods of the groups pool pl may take (nil when there are
-// none), and whether that is every pending pod of every group, so that the column generation
-// over all of them holds for this pool as it is.
+// none), and whether the column generation over every pending pod (the global one) holds for
+// this pool as it is: every pod of every group the pool may take is still to place, and no
+// other pool may take any of them. The global LP then falls apart into this pool's LP and the
+// other pools' (no column mixes their groups, no group has columns in both), and its solution
+// on this pool's shapes solves this pool's LP (a GPU pool beside a general one).
 func (p *problem) poolShare(pl *pool, counts []int64) (rem []int64, same bool) {
 	rem = make([]int64, len(p.groups))
 	any := false
-	same = len(p.pools) == 1 && !p.in.Options.SkipLowerBound
+	same = !p.in.Options.SkipLowerBound
 	for _, g := range p.groups {
-		if p.poolOK[g.id][pl.idx] && p.remaining[g.id] > 0 {
+		if !p.poolOK[g.id][pl.idx] {
+			same = same && (len(p.pools) > 1 || counts[g.id] == 0)
+			continue
+		}
+		if p.remaining[g.id] > 0 {
 			rem[g.id] = p.remaining[g.id]
 			any = true
 		}
 		same = same && rem[g.id] == counts[g.id]
+		for _, q := range p.pools {
+			same = same && (q == pl || counts[g.id] == 0 || !p.poolOK[g.id][q.idx])
+		}
 	}
 	if !any {
 		return nil, false
