@@ -119,13 +119,23 @@ type dsPod struct {
 
 func newModel(in *scheduling.Input) *model {
 	m := &model{}
+	pods := pending(in)
+	daemons := m.collectNames(in, pods)
+	m.buildPools(in, daemons)
+	m.assignPods(pods)
+	m.buildBins(in, daemons)
+	return m
+}
+
+// collectNames sets the resources the model counts: every one a pending pod or a DaemonSet's
+// pod asks for. It returns the DaemonSets' pods.
+func (m *model) collectNames(in *scheduling.Input, pods []*corev1.Pod) []dsPod {
 	names := map[corev1.ResourceName]bool{}
 	collect := func(rl corev1.ResourceList) {
 		for k := range rl {
 			names[k] = true
 		}
 	}
-	pods := pending(in)
 	for _, p := range pods {
 		collect(nodeplan.PodRequests(p))
 	}
@@ -141,25 +151,31 @@ func newModel(in *scheduling.Input) *model {
 		daemons = append(daemons, d)
 	}
 	m.names = slices.Sorted(maps.Keys(names))
+	return daemons
+}
 
-	daemonLoad := func(nodeName string, lbls map[string]string, taints []corev1.Taint, bound []*corev1.Pod) vec {
-		load := make(vec, len(m.names))
-		for _, d := range daemons {
-			if !matchNode(d.pod, nodeName, lbls) {
-				continue
-			}
-			if _, bad := nodeplan.UntoleratedTaint(d.pod.Spec.Tolerations, taints); bad {
-				continue
-			}
-			if slices.ContainsFunc(bound, func(p *corev1.Pod) bool { return ownedByDaemonSet(p, d.ns, d.name) }) {
-				continue
-			}
-			load = load.plus(m.vec(d.req))
+// daemonLoad is what the DaemonSets' pods take on a node with these labels and taints, but
+// those with a pod among bound already.
+func (m *model) daemonLoad(daemons []dsPod, nodeName string, lbls map[string]string, taints []corev1.Taint, bound []*corev1.Pod) vec {
+	load := make(vec, len(m.names))
+	for _, d := range daemons {
+		if !matchNode(d.pod, nodeName, lbls) {
+			continue
 		}
-		return load
+		if _, bad := nodeplan.UntoleratedTaint(d.pod.Spec.Tolerations, taints); bad {
+			continue
+		}
+		if slices.ContainsFunc(bound, func(p *corev1.Pod) bool { return ownedByDaemonSet(p, d.ns, d.name) }) {
+			continue
+		}
+		load = load.plus(m.vec(d.req))
 	}
+	return load
+}
 
-	// Pools, highest weight first, ties by name.
+// buildPools lists the pools, highest weight first, ties by name, each with a variant per
+// available offering of each instance type its requirements accept.
+func (m *model) buildPools(in *scheduling.Input, daemons []dsPod) {
 	for i := range in.NodePools {
 		m.pools = append(m.pools, mpool{np: &in.NodePools[i]})
 	}
@@ -190,12 +206,16 @@ func newModel(in *scheduling.Input) *model {
 				if !pl.np.Template.Requirements.Matches(lbls) {
 					continue
 				}
-				room := m.vec(it.Allocatable()).minus(daemonLoad("", lbls, pl.np.Template.Taints, nil))
+				room := m.vec(it.Allocatable()).minus(m.daemonLoad(daemons, "", lbls, pl.np.Template.Taints, nil))
 				pl.variants = append(pl.variants, mvariant{typ: it.Name, off: o, labels: lbls, room: room})
 			}
 		}
 	}
+}
 
+// assignPods gives each pending pod the first pool (in weight order) that tolerates it and has a
+// variant it may go on and fits, and which variants it may go on there.
+func (m *model) assignPods(pods []*corev1.Pod) {
 	for _, p := range pods {
 		mp := mpod{key: nodeplan.PodKey(p), pod: p, req: m.vec(nodeplan.PodRequests(p)), pool: -1}
 		for pi := range m.pools {
@@ -216,7 +236,11 @@ func newModel(in *scheduling.Input) *model {
 		}
 		m.pods = append(m.pods, mp)
 	}
+}
 
+// buildBins lists the existing nodes, by name, each with the room its bound pods (terminal ones
+// aside) and DaemonSets leave.
+func (m *model) buildBins(in *scheduling.Input, daemons []dsPod) {
 	for i := range in.Nodes {
 		n := in.Nodes[i]
 		if n.Node == nil {
@@ -235,11 +259,10 @@ func newModel(in *scheduling.Input) *model {
 			bound = append(bound, p)
 			used = used.plus(m.vec(nodeplan.PodRequests(p)))
 		}
-		b.room = m.vec(n.Node.Status.Allocatable).minus(used).minus(daemonLoad(b.name, b.labels, b.taints, bound))
+		b.room = m.vec(n.Node.Status.Allocatable).minus(used).minus(m.daemonLoad(daemons, b.name, b.labels, b.taints, bound))
 		m.bins = append(m.bins, b)
 	}
 	slices.SortFunc(m.bins, func(a, b mbin) int { return cmp.Compare(a.name, b.name) })
-	return m
 }
 
 // admits reports whether an existing node may take the pod at all, resources aside.

@@ -43,23 +43,54 @@ func Optimal(in scheduling.Input) (cost float64, unplaced []string, ok bool) {
 		return 0, nil, false
 	}
 	m := newModel(&in)
+	sums := m.subsetSums()
+	newOK := m.newNodeMask()
+	block := m.cheapestNodes(sums, newOK)
+	search := &binSearch{
+		g: cheapestPartitions(block, newOK, len(m.pods)), newOK: newOK,
+		fitsBin: m.binFits(sums), memo: make([]map[int]optValue, len(m.bins)+1),
+	}
+	for i := range search.memo {
+		search.memo[i] = map[int]optValue{}
+	}
+	best := search.f(0, 1<<len(m.pods)-1)
+	s := search.leftForNew()
+	for i, p := range m.pods {
+		if s&^newOK&(1<<i) != 0 {
+			unplaced = append(unplaced, p.key)
+		}
+	}
+	return best.cost, unplaced, true
+}
+
+// subsetSums returns, for every set s of pending pods (a bit per pod), their summed requests.
+func (m *model) subsetSums() []vec {
 	n := len(m.pods)
-	full := 1<<n - 1
 	sums := make([]vec, 1<<n)
 	sums[0] = make(vec, len(m.names))
-	for s := 1; s <= full; s++ {
+	for s := 1; s <= 1<<n-1; s++ {
 		low := bits.TrailingZeros(uint(s))
 		sums[s] = sums[s&(s-1)].plus(m.pods[low].req)
 	}
+	return sums
+}
 
-	// block[s]: the cheapest new node for exactly the pods in s.
-	block := make([]float64, 1<<n)
+// newNodeMask returns the set of pods some pool can take on a new node.
+func (m *model) newNodeMask() int {
 	newOK := 0
 	for i, p := range m.pods {
 		if p.pool >= 0 {
 			newOK |= 1 << i
 		}
 	}
+	return newOK
+}
+
+// cheapestNodes returns, for every set s of pods, the price of the cheapest new node for
+// exactly the pods in s (+Inf when none takes them all: pods of different pools, or no fit).
+func (m *model) cheapestNodes(sums []vec, newOK int) []float64 {
+	full := 1<<len(m.pods) - 1
+	block := make([]float64, 1<<len(m.pods))
 	for s := 1; s <= full; s++ {
 		block[s] = math.Inf(1)
 		if s&^newOK != 0 {
@@ -91,10 +122,14 @@ func Optimal(in scheduling.Input) (cost float64, unplaced []string, ok bool) {
 			}
 		}
 	}
+	return block
+}
 
-	// g[s]: the cheapest partition of s into new nodes.
+// cheapestPartitions returns, for every set s of n pods, the cheapest partition of s into new
+// nodes, from block, each set's cheapest node.
+func cheapestPartitions(block []float64, newOK, n int) []float64 {
 	g := make([]float64, 1<<n)
-	for s := 1; s <= full; s++ {
+	for s := 1; s <= 1<<n-1; s++ {
 		g[s] = math.Inf(1)
 		if s&^newOK != 0 {
 			continue
@@ -111,8 +146,12 @@ func Optimal(in scheduling.Input) (cost float64, unplaced []string, ok bool) {
 			}
 		}
 	}
+	return g
+}
 
-	// fitsBin[i][s]: existing node i can take the pods in s.
+// binFits returns fitsBin[i][s]: existing node i can take the pods in s.
+func (m *model) binFits(sums []vec) [][]bool {
+	full := 1<<len(m.pods) - 1
 	fitsBin := make([][]bool, len(m.bins))
 	for i := range m.bins {
 		b := &m.bins[i]
@@ -122,53 +161,63 @@ func Optimal(in scheduling.Input) (cost float64, unplaced []string, ok bool) {
 				admit |= 1 << j
 			}
 		}
-		fitsBin[i] = make([]bool, 1<<n)
+		fitsBin[i] = make([]bool, 1<<len(m.pods))
 		for s := 0; s <= full; s++ {
 			fitsBin[i][s] = s&^admit == 0 && sums[s].fits(b.room)
 		}
 	}
+	return fitsBin
+}
 
-	type value struct {
-		unplaced int
-		cost     float64
+// optValue is a plan's worth: fewer pods left out first, then cost.
+type optValue struct {
+	unplaced int
+	cost     float64
+}
+
+func (a optValue) better(b optValue) bool {
+	return a.unplaced < b.unplaced || (a.unplaced == b.unplaced && a.cost < b.cost-1e-12)
+}
+
+// binSearch chooses which pods go on each existing node in turn: f(i, s) is the best plan for the
+// pods in s on nodes i, i+1, … and new nodes (g: the cheapest partitions into new nodes).
+type binSearch struct {
+	fitsBin [][]bool
+	g       []float64
+	newOK   int
+	memo    []map[int]optValue
+}
+
+func (b *binSearch) f(i, s int) optValue {
+	if i == len(b.fitsBin) {
+		return optValue{bits.OnesCount(uint(s &^ b.newOK)), b.g[s&b.newOK]}
 	}
-	better := func(a, b value) bool {
-		return a.unplaced < b.unplaced || (a.unplaced == b.unplaced && a.cost < b.cost-1e-12)
+	if v, ok := b.memo[i][s]; ok {
+		return v
 	}
-	memo := make([]map[int]value, len(m.bins)+1)
-	for i := range memo {
-		memo[i] = map[int]value{}
-	}
-	var f func(i, s int) value
-	f = func(i, s int) value {
-		if i == len(m.bins) {
-			return value{bits.OnesCount(uint(s &^ newOK)), g[s&newOK]}
-		}
-		if v, ok := memo[i][s]; ok {
-			return v
-		}
-		best := value{math.MaxInt, math.Inf(1)}
-		for sub := s; ; sub = (sub - 1) & s {
-			if fitsBin[i][sub] {
-				if v := f(i+1, s^sub); better(v, best) {
-					best = v
-				}
+	best := optValue{math.MaxInt, math.Inf(1)}
+	for sub := s; ; sub = (sub - 1) & s {
+		if b.fitsBin[i][sub] {
+			if v := b.f(i+1, s^sub); v.better(best) {
+				best = v
 			}
-			if sub == 0 {
-				break
-			}
 		}
-		memo[i][s] = best
-		return best
+		if sub == 0 {
+			break
+		}
 	}
-	best := f(0, full)
-	// Walk the choices again to name the pods left out.
-	s := full
-	for i := range m.bins {
-		want := f(i, s)
+	b.memo[i][s] = best
+	return best
+}
+
+// leftForNew walks the best choices again and returns the pods no existing node takes.
+func (b *binSearch) leftForNew() int {
+	s := len(b.g) - 1 // every pod
+	for i := range b.fitsBin {
+		want := b.f(i, s)
 		for sub := s; ; sub = (sub - 1) & s {
-			if fitsBin[i][sub] {
-				if v := f(i+1, s^sub); !better(want, v) && !better(v, want) {
+			if b.fitsBin[i][sub] {
+				if v := b.f(i+1, s^sub); !want.better(v) && !v.better(want) {
 					s ^= sub
 					break
 				}
@@ -178,12 +227,7 @@ func Optimal(in scheduling.Input) (cost float64, unplaced []string, ok bool) {
 			}
 		}
 	}
-	for i, p := range m.pods {
-		if s&^newOK&(1<<i) != 0 {
-			unplaced = append(unplaced, p.key)
-		}
-	}
-	return best.cost, unplaced, true
+	return s
 }
 
 func inScope(in *scheduling.Input) bool {
