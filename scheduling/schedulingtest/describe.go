@@ -30,22 +30,9 @@ func Describe(in scheduling.Input) string {
 		}
 		b.WriteString("\n")
 	}
-	describeTypes := func(prefix string, its []nodeplan.InstanceType) {
-		for _, it := range its {
-			fmt.Fprintf(&b, "%stype %s %s alloc=%s arch=%s", prefix, it.Name, resString(it.Capacity), resString(it.Allocatable()), it.Labels[nodeplan.LabelArch])
-			for _, o := range it.Offerings {
-				avail := ""
-				if !o.Available {
-					avail = "(unavailable)"
-				}
-				fmt.Fprintf(&b, " %s/%s=$%g%s", o.Zone, o.CapacityType, o.Price, avail)
-			}
-			b.WriteString("\n")
-		}
-	}
-	describeTypes("", in.InstanceTypes)
+	describeTypes(&b, "", in.InstanceTypes)
 	for _, name := range slices.Sorted(maps.Keys(in.PoolInstanceTypes)) {
-		describeTypes("pool "+name+" ", in.PoolInstanceTypes[name])
+		describeTypes(&b, "pool "+name+" ", in.PoolInstanceTypes[name])
 	}
 	for _, ds := range in.DaemonSets {
 		p := &corev1.Pod{Spec: ds.Spec.Template.Spec}
@@ -76,6 +63,21 @@ func Describe(in scheduling.Input) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// describeTypes writes a line per instance type: capacity, allocatable, arch and offerings.
+func describeTypes(b *strings.Builder, prefix string, its []nodeplan.InstanceType) {
+	for _, it := range its {
+		fmt.Fprintf(b, "%stype %s %s alloc=%s arch=%s", prefix, it.Name, resString(it.Capacity), resString(it.Allocatable()), it.Labels[nodeplan.LabelArch])
+		for _, o := range it.Offerings {
+			avail := ""
+			if !o.Available {
+				avail = "(unavailable)"
+			}
+			fmt.Fprintf(b, " %s/%s=$%g%s", o.Zone, o.CapacityType, o.Price, avail)
+		}
+		b.WriteString("\n")
+	}
 }
 
 func resString(rl corev1.ResourceList) string {
