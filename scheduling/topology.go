@@ -19,7 +19,7 @@ import (
 //     into subgroups pinned to one domain each, sized so the final counts respect maxSkew, or
 //     one pod per domain;
 //   - an affinity pins a group to the domains where its targets are (or, for a group that is
-//     its own target, to the one cheapest domain);
+//     its own target, to the one cheapest domain; affinity.go);
 //   - over hostnames, constraints become per-node caps (maxSkew, or 1 for anti-affinity with
 //     itself), conflicts between groups that may not share a node, and existing nodes a group
 //     must use or must avoid.
@@ -175,8 +175,9 @@ type repel struct {
 // applyTopology rewrites groups for their topology constraints (see the comment at the top).
 // Its steps, in order:
 //
-//  1. read the running pods (running, counted) and their anti-affinity (repels), and every
-//     group's constraints (p.topo); with none anywhere, nothing more to do;
+//  1. read the running pods (running, counted) and their anti-affinity (repels), cap groups by
+//     the nodes' volume attach limits (volumes.go), and read every group's constraints
+//     (p.topo); with none anywhere, nothing more to do;
 //  2. non-hostname anti-affinity, running pods' and the groups' own: excluded or split domains;
 //  3. non-hostname spreads and pod affinities: split and pinned groups (applyZoneTopology), or,
 //     for the relaxed bound, only the caps every plan obeys (relaxedSpreadCap);
