@@ -60,12 +60,9 @@ func (p *planner) forcefulAdmitted(list []*nstate, reason nodeplan.DisruptionRea
 		s.dest = false
 	}
 	for _, batch := range chunk(list, forcefulBatches) {
+		// A forceful command goes ahead even when its moves break an earlier one's: its
+		// simulation's result is then made around the earlier moves as they are.
 		sim, err := p.simulate(batch)
-		if err == nil && sim.broken != nil {
-			// A forceful command goes ahead even so: its pods go around the earlier moves
-			// as they were made, not into room those moves would leave.
-			sim, err = p.simulatePinning(batch, false)
-		}
 		if err != nil {
 			return err
 		}

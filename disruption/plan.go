@@ -90,7 +90,7 @@ func (p *planner) reservePending() error {
 			}
 		}
 		p.place(s, pods)
-		p.recordPlaced(s.name, false, pods)
+		p.recordPlaced(s.name, false, true, pods)
 		s.receives = false
 		s.nominated = pl.Pods[0]
 	}
@@ -267,7 +267,7 @@ func (p *planner) commit(c Command, set []*nstate) {
 				}
 			}
 			p.place(dst, pods)
-			p.recordPlaced(dst.name, false, pods)
+			p.recordPlaced(dst.name, false, false, pods)
 			dst.changedAt = p.version + 1
 		}
 	}
@@ -279,7 +279,7 @@ func (p *planner) commit(c Command, set []*nstate) {
 				pods = append(pods, pod)
 			}
 		}
-		p.recordPlaced(rc.Name, true, pods)
+		p.recordPlaced(rc.Name, true, false, pods)
 	}
 	p.version++
 	p.commands = append(p.commands, c)

@@ -34,13 +34,57 @@ func (p *planner) canSimulate() bool { return p.sims < p.maxSims }
 // simulate asks the solver where the movable pods of set would go if set were removed: onto the
 // nodes that stay (their free room net of everything bound and already moved this pass) or onto
 // new nodes from the NodePools. Nodes that are going, disrupting or not initialized take nothing.
+// When the moves found change what a pod placed earlier in the pass counts (see together.go),
+// it simulates again with that pod re-placed, pinned to its node; if it would no longer bind
+// there, the simulation is broken and its result is the first one, made around the earlier
+// moves as they are (what a forceful command, which goes ahead anyway, may use).
 func (p *planner) simulate(set []*nstate) (simulation, error) {
-	return p.simulatePinning(set, true)
+	sim, err := p.simulateAlone(set)
+	if err != nil || len(p.placed) == 0 {
+		return sim, err
+	}
+	var deps []placedPod
+	for _, d := range p.dependents(podsOf(set)) {
+		if p.affected(d, set, sim.result) {
+			deps = append(deps, d)
+		}
+	}
+	if len(deps) == 0 {
+		return sim, nil
+	}
+	pins := make([]*corev1.Pod, 0, len(deps))
+	for _, d := range deps {
+		q, ok := d.pinned()
+		if !ok {
+			sim.broken = brokenDependent(d, "")
+			return sim, nil
+		}
+		pins = append(pins, q)
+	}
+	if err := p.ctx.Err(); err != nil {
+		return simulation{}, fmt.Errorf("disruption: %w", err)
+	}
+	orig := podsOf(set)
+	moving := slices.Clone(orig)
+	for _, d := range deps {
+		moving = append(moving, d.pod)
+	}
+	// The re-check belongs to this simulation: it does not count against MaxSimulations, or
+	// the earlier moves would use up the pass.
+	res, broken, err := p.solve(set, orig, p.mattersTo(moving), deps, pins)
+	if err != nil {
+		return simulation{}, err
+	}
+	if broken != nil {
+		sim.broken = broken
+		return sim, nil
+	}
+	return simulation{done: true, result: res}, nil
 }
 
-// simulatePinning is simulate, re-placing the pods placed earlier in the pass that depend on the
-// set's pods when pin is set (see together.go), or leaving them where they were put.
-func (p *planner) simulatePinning(set []*nstate, pin bool) (simulation, error) {
+// simulateAlone is simulate for set's pods alone, the pods placed earlier in the pass staying
+// where they were put.
+func (p *planner) simulateAlone(set []*nstate) (simulation, error) {
 	if err := p.ctx.Err(); err != nil {
 		return simulation{}, fmt.Errorf("disruption: %w", err)
 	}
@@ -48,42 +92,12 @@ func (p *planner) simulatePinning(set []*nstate, pin bool) (simulation, error) {
 	if len(orig) == 0 {
 		return simulation{done: true}, nil
 	}
-	// A dependent that cannot be pinned breaks the set all the same; the simulation still runs,
-	// since forceful commands go ahead whatever it finds.
-	var unpinned *Blocked
-	var deps []placedPod
-	if pin {
-		deps = p.dependents(orig)
+	if moves, ok := p.fastDelete(set); ok {
+		return simulation{done: true, result: scheduling.Result{Existing: moves}}, nil
 	}
-	pins := make([]*corev1.Pod, 0, len(deps))
-	for i := 0; i < len(deps); i++ {
-		q, ok := deps[i].pinned()
-		if !ok {
-			if unpinned == nil {
-				unpinned = brokenDependent(deps[i], "")
-			}
-			deps = slices.Delete(deps, i, i+1)
-			i--
-			continue
-		}
-		pins = append(pins, q)
-	}
-	if len(deps) == 0 {
-		if moves, ok := p.fastDelete(set); ok {
-			return simulation{done: true, result: scheduling.Result{Existing: moves}, broken: unpinned}, nil
-		}
-	}
-	// Pods that are plain and that no inter-pod term of the others (or of the pinned pods)
-	// selects need no solver: the solver places the rest, and the plain ones go best fit onto
-	// the room left.
-	moving := orig
-	if len(deps) > 0 {
-		moving = slices.Clone(orig)
-		for _, d := range deps {
-			moving = append(moving, d.pod)
-		}
-	}
-	keep := p.mattersTo(moving)
+	// Pods that are plain and that no inter-pod term of the others selects need no solver: the
+	// solver places the rest, and the plain ones go best fit onto the room left.
+	keep := p.mattersTo(orig)
 	var plainOrig, restOrig []*corev1.Pod
 	for _, pod := range orig {
 		if _, ok := p.plain(pod); ok && !keep(pod) {
@@ -93,12 +107,13 @@ func (p *planner) simulatePinning(set []*nstate, pin bool) (simulation, error) {
 		}
 	}
 	if len(plainOrig) > 0 && len(restOrig) > 0 {
-		res, broken, err := p.solve(set, restOrig, keep, deps, pins)
+		p.sims++
+		res, _, err := p.solve(set, restOrig, keep, nil, nil)
 		if err != nil {
 			return simulation{}, err
 		}
 		if len(res.Unschedulable) > 0 {
-			return simulation{done: true, result: res, broken: cmp.Or(unpinned, broken)}, nil
+			return simulation{done: true, result: res}, nil
 		}
 		taken := map[*nstate]vec{}
 		for _, pl := range res.Existing {
@@ -109,15 +124,16 @@ func (p *planner) simulatePinning(set []*nstate, pin bool) (simulation, error) {
 		}
 		if moves, ok := p.fastPlace(set, plainOrig, taken); ok {
 			res.Existing = mergePlacements(res.Existing, moves)
-			return simulation{done: true, result: res, broken: cmp.Or(unpinned, broken)}, nil
+			return simulation{done: true, result: res}, nil
 		}
 		// The solver's packing left the plain pods no room: let it place them all.
 	}
-	res, broken, err := p.solve(set, orig, keep, deps, pins)
+	p.sims++
+	res, _, err := p.solve(set, orig, keep, nil, nil)
 	if err != nil {
 		return simulation{}, err
 	}
-	return simulation{done: true, result: res, broken: cmp.Or(unpinned, broken)}, nil
+	return simulation{done: true, result: res}, nil
 }
 
 // solve runs the solver for pods of set's nodes, offering it the destinations and counted nodes
@@ -137,7 +153,6 @@ func (p *planner) solve(set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod
 	for _, d := range deps {
 		pinnedAt[d.node] = append(pinnedAt[d.node], d.pod)
 	}
-	p.sims++
 	skip := make(map[*nstate]bool, len(in))
 	for _, s := range in {
 		skip[s] = true

@@ -20,10 +20,13 @@ import (
 // pods an earlier moved pod's spread or affinity counts changes what that pod will find: the
 // pods it spread against may leave a zone, the pod it follows may move away.
 //
-// So a simulation re-places, beside its own pods, every pod placed earlier in the pass whose
-// hard inter-pod terms (DoNotSchedule spread, required pod affinity) select one of them — pinned
-// to the node it was given, so the solver checks that it still binds there once the new moves
-// are made. If one of them no longer would, the set waits for a later pass.
+// So once a simulation has found moves, it looks at every pod placed earlier in the pass whose
+// hard inter-pod terms (DoNotSchedule spread, required pod affinity) select one of its pods.
+// When the moves leave what such a pod counts unchanged (each selected pod stays in its domain;
+// see affected), nothing more is needed. Otherwise it simulates again, with those pods re-placed
+// beside its own, pinned to the nodes they were given, so the solver checks that they still bind
+// there once the new moves are made. If one of them no longer would — or cannot be pinned — the
+// set waits for a later pass.
 
 // placedPod is a pod the pass moves (or a pending pod it places) whose hard inter-pod terms
 // count other pods.
@@ -31,28 +34,61 @@ type placedPod struct {
 	pod     *corev1.Pod
 	node    string
 	virtual bool // node is a replacement another command launches
+	pending bool // a pending pod the pass expects on node, not a moved one
 	terms   []hardTerm
 }
 
 // hardTerm is one selector of a DoNotSchedule spread or required pod affinity term.
 type hardTerm struct {
-	sel labels.Selector
-	ns  string // the namespace it counts pods in; "" for any (a namespaceSelector or list)
+	sel    labels.Selector
+	ns     string // the namespace it counts pods in; "" for any (a namespaceSelector or list)
+	key    string // the topology key
+	spread bool   // a spread constraint, not a pod affinity term
+	// filtered: a spread that counts only the nodes the pod's node selection admits (alts,
+	// any of them) or whose taints it tolerates (tols), so a pod moved within a domain may
+	// leave or enter its count.
+	filtered    bool
+	inexact     bool                    // alts cannot say (a term names nodes): every move counts
+	alts        []nodeplan.Requirements // nil: every node
+	honorTaints bool
+	tols        []corev1.Toleration
+}
+
+// counts reports whether a filtered term counts the pods on node n.
+func (t hardTerm) counts(n *corev1.Node) bool {
+	if t.alts != nil && !slices.ContainsFunc(t.alts, func(r nodeplan.Requirements) bool { return r.Matches(n.Labels) }) {
+		return false
+	}
+	if t.honorTaints {
+		if _, blocked := nodeplan.UntoleratedTaint(t.tols, n.Spec.Taints); blocked {
+			return false
+		}
+	}
+	return true
 }
 
 // hardTerms returns the pod's terms that decide whether it may bind, by what they select.
 func hardTerms(pod *corev1.Pod) []hardTerm {
 	var out []hardTerm
-	add := func(ls *metav1.LabelSelector, ns string) {
+	add := func(ls *metav1.LabelSelector, ns, key string, spread bool) {
 		sel, err := metav1.LabelSelectorAsSelector(ls)
 		if err != nil {
 			sel = labels.Everything()
 		}
-		out = append(out, hardTerm{sel: sel, ns: ns})
+		out = append(out, hardTerm{sel: sel, ns: ns, key: key, spread: spread})
 	}
+	alts, selects, exact := nodeSelection(pod)
 	for _, c := range pod.Spec.TopologySpreadConstraints {
 		if c.WhenUnsatisfiable != corev1.ScheduleAnyway && c.LabelSelector != nil {
-			add(c.LabelSelector, pod.Namespace)
+			add(c.LabelSelector, pod.Namespace, c.TopologyKey, true)
+			t := &out[len(out)-1]
+			honorAffinity := c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
+			t.honorTaints = c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
+			t.filtered = t.honorTaints || (honorAffinity && selects)
+			if honorAffinity && selects {
+				t.alts, t.inexact = alts, !exact
+			}
+			t.tols = pod.Spec.Tolerations
 		}
 	}
 	if a := pod.Spec.Affinity; a != nil && a.PodAffinity != nil {
@@ -61,17 +97,40 @@ func hardTerms(pod *corev1.Pod) []hardTerm {
 			if len(t.Namespaces) > 0 || t.NamespaceSelector != nil {
 				ns = ""
 			}
-			add(t.LabelSelector, ns)
+			add(t.LabelSelector, ns, t.TopologyKey, false)
 		}
 	}
 	return out
 }
 
+// nodeSelection returns the pod's node selection as alternatives (node affinity terms, each with
+// the nodeSelector), false when it has none, and false again when a term cannot be read as
+// labels (matchFields name nodes).
+func nodeSelection(pod *corev1.Pod) (alts []nodeplan.Requirements, selects, exact bool) {
+	base := nodeplan.RequirementsFromLabels(pod.Spec.NodeSelector)
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		if len(pod.Spec.NodeSelector) == 0 {
+			return nil, false, true
+		}
+		return []nodeplan.Requirements{base}, true, true
+	}
+	alts = []nodeplan.Requirements{}
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		rs, err := nodeplan.RequirementsFromNodeSelector(term.MatchExpressions)
+		if err != nil || len(term.MatchFields) > 0 {
+			return nil, true, false
+		}
+		alts = append(alts, base.Intersect(rs))
+	}
+	return alts, true, true
+}
+
 // recordPlaced remembers pods placed on node this pass, for dependents.
-func (p *planner) recordPlaced(node string, virtual bool, pods []*corev1.Pod) {
+func (p *planner) recordPlaced(node string, virtual, pending bool, pods []*corev1.Pod) {
 	for _, pod := range pods {
 		if t := hardTerms(pod); len(t) > 0 {
-			p.placed = append(p.placed, placedPod{pod: pod, node: node, virtual: virtual, terms: t})
+			p.placed = append(p.placed, placedPod{pod: pod, node: node, virtual: virtual, pending: pending, terms: t})
 		}
 	}
 }
@@ -90,8 +149,58 @@ func (p *planner) dependents(moving []*corev1.Pod) []placedPod {
 
 func (d placedPod) selects(pod *corev1.Pod) bool {
 	for _, t := range d.terms {
-		if (t.ns == "" || t.ns == pod.Namespace) && t.sel.Matches(labels.Set(pod.Labels)) {
+		if t.selects(pod) {
 			return true
+		}
+	}
+	return false
+}
+
+func (t hardTerm) selects(pod *corev1.Pod) bool {
+	return (t.ns == "" || t.ns == pod.Namespace) && t.sel.Matches(labels.Set(pod.Labels))
+}
+
+// affected reports whether moving set's pods as res says may change what d's terms find. A
+// term over a key other than the hostname counts per domain: it is unaffected when every pod it
+// selects stays in its domain (the node left behind is still there, in the same domain, while
+// the pods bind). A pod affinity term per hostname needs its match on d's node, which is not
+// among set's. A spread per hostname changes when a pod it selects lands on d's node; its
+// minimum was already zero when d was placed (the nodes its own command removed were empty
+// domains then), unless it counts only some nodes or d is a pending pod.
+func (p *planner) affected(d placedPod, set []*nstate, res scheduling.Result) bool {
+	dest := map[string]string{}
+	for _, pl := range res.Existing {
+		for _, k := range pl.Pods {
+			dest[k] = pl.Name
+		}
+	}
+	for _, t := range d.terms {
+		if t.key == nodeplan.LabelHostname && !t.spread {
+			continue
+		}
+		for _, s := range set {
+			for _, pod := range s.movable {
+				if !t.selects(pod) {
+					continue
+				}
+				if t.key == nodeplan.LabelHostname {
+					if t.filtered || d.pending || dest[nodeplan.PodKey(pod)] == d.node {
+						return true
+					}
+					continue
+				}
+				to := p.byName[dest[nodeplan.PodKey(pod)]]
+				if to == nil { // a new node or nowhere
+					return true
+				}
+				v, ok := s.sched.Node.Labels[t.key]
+				if w, has := to.sched.Node.Labels[t.key]; !ok || !has || v != w {
+					return true
+				}
+				if t.filtered && (t.inexact || t.counts(s.sched.Node) != t.counts(to.sched.Node)) {
+					return true
+				}
+			}
 		}
 	}
 	return false

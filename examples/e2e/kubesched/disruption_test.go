@@ -28,7 +28,7 @@ func TestDisruptionMovesBind(t *testing.T) {
 	first, n, pods := seeds(t)
 	catalog := sim.Catalog()
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	var seedsRun, commands, moved, refused, replacements int
+	var seedsRun, commands, moved, refused, replacements, waiting int
 	known := map[string]int{}
 	for seed := first; seed < first+n; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -77,6 +77,11 @@ func TestDisruptionMovesBind(t *testing.T) {
 			moved += len(d.Moved)
 			refused += len(d.Refused)
 			replacements += d.Replacements
+			for _, b := range plan.Blocked {
+				if b.Code == disruption.CodeDependsOnPass {
+					waiting++
+				}
+			}
 			for _, k := range slices.Sorted(maps.Keys(d.DaemonRefused)) {
 				t.Errorf("DaemonSet pod %s on a replacement refused by kube-scheduler: %s", k, d.DaemonRefused[k])
 			}
@@ -111,7 +116,8 @@ func TestDisruptionMovesBind(t *testing.T) {
 			t.Logf("%d pods scaled down; %d commands moving %d pods (%d replacements)", len(gone), len(plan.Commands), len(d.Moved), d.Replacements)
 		})
 	}
-	t.Logf("disruption differential: %d seeds, %d commands, %d pods moved (%d replacement nodes); refused: %d", seedsRun, commands, moved, replacements, refused)
+	t.Logf("disruption differential: %d seeds, %d commands, %d pods moved (%d replacement nodes), %d nodes waiting on the pass's own moves (DependsOnPass); refused: %d",
+		seedsRun, commands, moved, replacements, waiting, refused)
 	if len(known) > 0 {
 		t.Logf("of the refusals, known open differences (FINDINGS.md): %v", known)
 	}
