@@ -272,17 +272,7 @@ func (e *env) scale(t *testing.T, n int) {
 
 func (e *env) running(t *testing.T) int {
 	t.Helper()
-	list, err := e.client.CoreV1().Pods("karpenter-test").List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, p := range list.Items {
-		if p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			n++
-		}
-	}
-	return n
+	return runningIn(t, e, "karpenter-test")
 }
 
 func (e *env) waitRunning(t *testing.T, n int) {

@@ -888,6 +888,7 @@ func scaleIn(t *testing.T, deps *sim.Deployments, ns string, n int) {
 	}
 }
 
+// runningIn counts the pods of namespace ns bound, running and not being deleted.
 func runningIn(t *testing.T, e *env, ns string) int {
 	t.Helper()
 	list, err := e.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
