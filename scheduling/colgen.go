@@ -423,8 +423,14 @@ func (c *colGen) enter(found []pattern) bool {
 // theta is the largest worth/price ratio any whole pattern can reach at row values w (at least
 // 1). The cheap bound rules out most families; the surrogate and then the fractional bounds
 // most of the rest, and an exact search settles the ones still above. It overwrites vp.
+//
+// The fractional (Lagrangian or LP) bound is most of the cost, and it is needed only for a
+// family whose surrogate bound exceeds θ so far: so every family's surrogate bound comes first,
+// and the fractional ones follow in the order of those bounds, highest first, which raises θ
+// early and leaves most families settled by their surrogate bound alone. θ is the largest of
+// the families' tightest bounds whatever the order (a family is skipped only when a bound of
+// its own is already at most θ), so the order changes the work, not θ.
 func (c *colGen) theta(w []float64) float64 {
-	ks := c.ks
 	copy(c.vp, w)
 	c.sortFamilies()
 	// Start from the best ratio a known pattern reaches at w (θ is at least that): every
@@ -435,23 +441,15 @@ func (c *colGen) theta(w []float64) float64 {
 			theta = max(theta, c.worth(pat, w)/c.fams[i].price)
 		}
 	}
-	for _, i := range c.order {
-		if c.bound[i] <= theta {
+	for _, x := range c.surrogateUppers(theta) {
+		f := &c.fams[x.fam]
+		if x.upper/f.price <= theta {
 			break
 		}
-		f := &c.fams[i]
-		ks.load(f, c.vp, c.counts, 0)
-		// The surrogate fills first (cheap, valid), the Lagrangian or LP bound if they do
-		// not settle it, an exact search if that does not either.
-		ks.free = append(ks.free[:0], f.s.alloc...)
-		ks.buildSurrogates(f.s.alloc, false)
-		upper := min(c.bound[i]*f.price, ks.bound(0, 0))
-		if upper/f.price <= theta {
-			continue
-		}
-		upper = min(upper, ks.relaxedBound(f.s.alloc))
-		if upper/f.price > theta && len(ks.items) <= exactItems {
-			_, _, exact := ks.solve(f, c.vp, c.counts, knapsackNode, 0)
+		c.ks.load(f, c.vp, c.counts, 0)
+		upper := min(x.upper, c.ks.relaxedBound(f.s.alloc))
+		if upper/f.price > theta && len(c.ks.items) <= exactItems {
+			_, _, exact := c.ks.solve(f, c.vp, c.counts, knapsackNode, 0)
 			upper = min(upper, exact)
 		}
 		theta = max(theta, upper/f.price)
@@ -460,6 +458,36 @@ func (c *colGen) theta(w []float64) float64 {
 		theta = 1 // converged: rounding noise must not rescale the values
 	}
 	return theta
+}
+
+// famUpper is an upper bound on the worth of any pattern of family fam.
+type famUpper struct {
+	fam   int
+	upper float64
+}
+
+// surrogateUppers returns, for every family whose cheap bound (sortFamilies, at vp) exceeds
+// theta, the smaller of that and its surrogate bound, where that still exceeds theta: highest
+// ratio to the family's price first (ties by family).
+func (c *colGen) surrogateUppers(theta float64) []famUpper {
+	ks := c.ks
+	var out []famUpper
+	for _, i := range c.order {
+		if c.bound[i] <= theta {
+			break
+		}
+		f := &c.fams[i]
+		ks.load(f, c.vp, c.counts, 0)
+		ks.free = append(ks.free[:0], f.s.alloc...)
+		ks.buildSurrogates(f.s.alloc, false)
+		if upper := min(c.bound[i]*f.price, ks.bound(0, 0)); upper/f.price > theta {
+			out = append(out, famUpper{i, upper})
+		}
+	}
+	slices.SortFunc(out, func(a, b famUpper) int {
+		return cmp.Or(cmp.Compare(b.upper/c.fams[b.fam].price, a.upper/c.fams[a.fam].price), cmp.Compare(a.fam, b.fam))
+	})
+	return out
 }
 
 // boundAt is Farley's bound at row values w with ratio theta: Σ n·w/θ.
