@@ -191,16 +191,14 @@ func (p *problem) newColGen(counts []int64, shapes []*shape) *colGen {
 	for r, g := range rows {
 		c.need[r] = float64(counts[g])
 	}
-	pure := make([][]float64, n)
+	pure := make([]float64, n) // pods in the row's pure column (0: none yet)
 	pureCost := make([]float64, n)
 	purePat := make([]pattern, n)
 	for _, f := range fams {
 		for _, it := range f.items {
 			k := it.maxk
-			if pure[it.row] == nil || f.price/float64(k) < pureCost[it.row]/pure[it.row][it.row]-1e-15 {
-				col := make([]float64, n)
-				col[it.row] = float64(k)
-				pure[it.row], pureCost[it.row] = col, f.price
+			if pure[it.row] == 0 || f.price/float64(k) < pureCost[it.row]/pure[it.row]-1e-15 {
+				pure[it.row], pureCost[it.row] = float64(k), f.price
 				purePat[it.row] = pattern{s: f.s, o: f.o, placed: []placement{{g: it.g, k: k}}}
 			}
 		}
@@ -541,7 +539,7 @@ func (c *colGen) result(converged, prove bool) cgResult {
 			res.columns = append(res.columns, pat)
 		}
 	}
-	for i := range c.m.cols {
+	for i := range c.m.xb {
 		if c.m.surp[i] || c.m.xb[i] <= 1e-9 {
 			continue
 		}
