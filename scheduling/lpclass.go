@@ -64,11 +64,8 @@ func (p *problem) lpClasses() []int {
 // groups' conflicts.
 func (p *problem) lpNamed() (named []bool, by [][]int) {
 	named = make([]bool, len(p.groups))
-	by = make([][]int, len(p.groups))
+	by = p.conflictedBy()
 	for _, g := range p.groups {
-		for _, h := range g.conflicts {
-			by[h] = append(by[h], g.id)
-		}
 		if g.with != nil {
 			named[g.with.id] = true
 		}
@@ -82,6 +79,33 @@ func (p *problem) lpNamed() (named []bool, by [][]int) {
 		}
 	}
 	return named, by
+}
+
+// conflictedBy returns, per group, the groups whose conflicts name it, in id order. Topology
+// records conflicts both ways, so that is usually the group's own (sorted) conflicts: checked,
+// and built only where it is not.
+func (p *problem) conflictedBy() [][]int {
+	by := make([][]int, len(p.groups))
+	symmetric := true
+	for _, g := range p.groups {
+		for _, h := range g.conflicts {
+			if !p.groups[h].conflictsWithGroup(g.id) {
+				symmetric = false
+				break
+			}
+		}
+		by[g.id] = g.conflicts
+	}
+	if symmetric {
+		return by
+	}
+	clear(by)
+	for _, g := range p.groups {
+		for _, h := range g.conflicts {
+			by[h] = append(by[h], g.id)
+		}
+	}
+	return by
 }
 
 // lpFitHashes hashes, per group, how it fits each shape (offerings and node alternative). A
