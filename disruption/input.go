@@ -131,6 +131,9 @@ type Options struct {
 	// MaxCandidates bounds the nodes multi-node consolidation considers at once. Zero means 25
 	// (Karpenter takes 100): smaller sets are feasible more often and cheaper to simulate.
 	MaxCandidates int
+	// Methods are the steps a pass runs; zero means all of them. A node that only a method
+	// left out would disrupt stays, with [CodeMethodNotRun].
+	Methods Methods
 	// Scheduling tunes the solver used to simulate moves.
 	Scheduling scheduling.Options
 }

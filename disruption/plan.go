@@ -39,13 +39,35 @@ func (p *planner) run() error {
 		return err
 	}
 	b := p.classify()
-	steps := []func(*buckets) error{p.interruption, p.expiration, p.emptiness, p.drift, p.consolidation}
+	steps := []struct {
+		method Methods
+		nodes  []*nstate
+		run    func(*buckets) error
+	}{
+		{MethodInterruption, b.interrupted, p.interruption},
+		{MethodExpiration, b.expired, p.expiration},
+		{MethodEmptiness, b.empty, p.emptiness},
+		{MethodDrift, b.drifted, p.drift},
+		{MethodConsolidation, b.consolidate, p.consolidation},
+	}
 	for _, step := range steps {
-		if err := step(b); err != nil {
+		if !p.opts.Methods.Has(step.method) {
+			p.notRun(step.method, step.nodes)
+			continue
+		}
+		if err := step.run(b); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// notRun explains the nodes of a method the pass leaves out (Options.Methods).
+func (p *planner) notRun(m Methods, nodes []*nstate) {
+	for _, s := range nodes {
+		s.blocked = &Blocked{Code: CodeMethodNotRun, Message: fmt.Sprintf(
+			"only %s run in this pass (Options.Methods), and %s would consider this node", p.opts.Methods, m)}
+	}
 }
 
 // reservePending places the pending pods first, as the scheduler would, so consolidation does

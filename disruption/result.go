@@ -130,4 +130,7 @@ const (
 	// affinity of a pod another command of this pass moves, and evicting them would leave that
 	// pod nowhere to bind; a later pass reconsiders the node.
 	CodeDependsOnPass Code = "DependsOnPass"
+	// CodeMethodNotRun: the method that would consider the node (drift, consolidation, …) is
+	// not among Options.Methods.
+	CodeMethodNotRun Code = "MethodNotRun"
 )
