@@ -520,9 +520,20 @@ func (k *intKnapsack) bound(i int, value float64) float64 {
 
 // prunes reports whether items i… cannot lift value above best: the first surrogate whose
 // bound shows it settles it (the tightest at the root come first).
+//
+// Without shared caps each surrogate's bound is a greedy fill, which stops as soon as it
+// passes best (it only grows from there): the answer is the full bound's, found sooner.
 func (k *intKnapsack) prunes(i int, value, best float64) bool {
 	if len(k.surr) == 0 {
 		return k.bound(i, value) <= best
+	}
+	if len(k.caps) == 0 {
+		for si := range k.surr {
+			if !k.fillPasses(&k.surr[si], i, value, best) {
+				return true
+			}
+		}
+		return false
 	}
 	for si := range k.surr {
 		if value+k.boundWith(&k.surr[si], i) <= best {
@@ -530,6 +541,39 @@ func (k *intKnapsack) prunes(i int, value, best float64) bool {
 		}
 	}
 	return false
+}
+
+// fillPasses reports whether value plus boundWith's greedy fill of items i… under sg passes
+// best; for items without shared caps only.
+func (k *intKnapsack) fillPasses(sg *surrogate, i int, value, best float64) bool {
+	room := 0.0
+	for d, m := range sg.mu {
+		if m > 0 {
+			room += m * float64(k.free[d])
+		}
+	}
+	left, add := room, 0.0
+	for _, j := range sg.order {
+		if j < i {
+			continue
+		}
+		if value+add > best {
+			return true
+		}
+		it := &k.items[j]
+		limit := float64(it.maxk)
+		if sg.w[j] <= 0 {
+			add += it.v * limit
+			continue
+		}
+		if left <= 0 {
+			break
+		}
+		take := min(limit, left/sg.w[j])
+		add += take * it.v
+		left -= take * sg.w[j]
+	}
+	return value+add > best
 }
 
 // boundWith bounds what items i… can still add under one surrogate constraint (Σ w_j·x_j ≤ room,
