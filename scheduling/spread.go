@@ -560,24 +560,10 @@ func (p *problem) recordSpreadParts(fams []*spreadFam) {
 // match, its carriers altogether.
 func (p *problem) enforceSpread(f *spreadFam) {
 	for {
-		lo, hi := map[string]int{}, map[string]int{}
-		for _, v := range f.all {
-			lo[v], hi[v] = f.base[v], f.base[v]
-		}
+		lo, hi := p.famCounts(f)
 		held := map[string]bool{}
 		for _, part := range f.parts {
-			n := p.placed(part.g)
-			if n == 0 {
-				continue
-			}
-			switch part.count {
-			case countSure:
-				lo[part.domain] += n
-				hi[part.domain] += n
-			case countMaybe:
-				hi[part.domain] += n
-			}
-			if part.carrier {
+			if part.carrier && p.placed(part.g) > 0 {
 				held[part.domain] = true
 			}
 		}

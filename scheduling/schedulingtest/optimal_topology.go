@@ -892,15 +892,34 @@ func (s *topoSearch) spreadHolds(sp *tspread, t int) bool {
 	if d < 0 {
 		return false
 	}
-	clear(s.counts)
-	clear(s.present)
+	self, domains := s.spreadCounts(sp, t, d, 0, s.counts, s.present)
+	lowest := math.MaxInt
+	for e, ok := range s.present {
+		if ok {
+			lowest = min(lowest, s.counts[e])
+		}
+	}
+	if domains < sp.minDomains || (sp.key == keyHost && s.rules.EmptyHostnameDomain) {
+		lowest = 0
+	}
+	return self-lowest <= sp.maxSkew
+}
+
+// spreadCounts fills counts and present per domain of sp for a carrier on target t in domain
+// d, leaving out of every other domain the placed pods in held; it returns the carrier's own
+// count (itself included) and the number of domains.
+func (s *topoSearch) spreadCounts(sp *tspread, t, d int, held uint, counts []int, present []bool) (own, domains int) {
+	clear(counts)
+	clear(present)
 	eligT := false
 	for u := range s.set {
 		var elig bool
 		n := bits.OnesCount(s.set[u] & sp.countable)
+		without := n - bits.OnesCount(s.set[u]&sp.countable&held)
 		if u < s.nb {
 			elig = sp.binElig[u]
 			n += sp.binCount[u]
+			without += sp.binCount[u]
 		} else {
 			elig = sp.classElig[s.class[u-s.nb]]
 		}
@@ -909,27 +928,26 @@ func (s *topoSearch) spreadHolds(sp *tspread, t int) bool {
 		}
 		eligT = eligT || u == t
 		e := s.dom(u, sp.key)
-		s.counts[e] += n
-		s.present[e] = true
+		if e == d {
+			counts[e] += n
+		} else {
+			counts[e] += without
+		}
+		present[e] = true
 	}
 	for _, z := range sp.launch {
-		s.present[z] = true
+		present[z] = true
 	}
-	self := s.counts[d]
+	own = counts[d]
 	if !eligT && sp.selfMatch {
-		self++
+		own++
 	}
-	lowest, domains := math.MaxInt, 0
-	for e, ok := range s.present {
+	for _, ok := range present {
 		if ok {
 			domains++
-			lowest = min(lowest, s.counts[e])
 		}
 	}
-	if domains < sp.minDomains || (sp.key == keyHost && s.rules.EmptyHostnameDomain) {
-		lowest = 0
-	}
-	return self-lowest <= sp.maxSkew
+	return own, domains
 }
 
 // noSpreadWait reports whether no carriers may wait on each other forever, package check's
@@ -972,50 +990,16 @@ func (s *topoSearch) noSpreadWait() bool {
 // spreadWaits reports whether a carrier on target t exceeds maxSkew over the smallest count of
 // the other domains when the pods in held are pending.
 func (s *topoSearch) spreadWaits(sp *tspread, t int, held uint) bool {
-	d := s.dom(t, sp.key)
 	if sp.key == keyHost && s.rules.EmptyHostnameDomain {
 		return false
 	}
-	counts := make([]int, len(s.counts))
-	present := make([]bool, len(s.present))
-	eligT := false
-	for u := range s.set {
-		var elig bool
-		n := bits.OnesCount(s.set[u] & sp.countable)
-		without := n - bits.OnesCount(s.set[u]&sp.countable&held)
-		if u < s.nb {
-			elig = sp.binElig[u]
-			n += sp.binCount[u]
-			without += sp.binCount[u]
-		} else {
-			elig = sp.classElig[s.class[u-s.nb]]
-		}
-		if !elig {
-			continue
-		}
-		eligT = eligT || u == t
-		e := s.dom(u, sp.key)
-		if e == d {
-			counts[e] += n
-		} else {
-			counts[e] += without
-		}
-		present[e] = true
-	}
-	for _, z := range sp.launch {
-		present[z] = true
-	}
-	own := counts[d]
-	if !eligT && sp.selfMatch {
-		own++
-	}
-	domains, lowest, other := 0, math.MaxInt, false
+	d := s.dom(t, sp.key)
+	counts, present := make([]int, len(s.counts)), make([]bool, len(s.present))
+	own, domains := s.spreadCounts(sp, t, d, held, counts, present)
+	lowest, other := math.MaxInt, false
 	for e, ok := range present {
-		if ok {
-			domains++
-			if e != d {
-				lowest, other = min(lowest, counts[e]), true
-			}
+		if ok && e != d {
+			lowest, other = min(lowest, counts[e]), true
 		}
 	}
 	return domains >= sp.minDomains && other && own-lowest > sp.maxSkew
