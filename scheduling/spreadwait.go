@@ -23,7 +23,14 @@ import (
 // other domains, of the final count less the pods there of groups that another family may
 // refuse forever. The condition only gets easier as the set of pairs grows, so the largest
 // set is found by starting from every pair and dropping those that fail it until none do.
-// While any pair is left, one pod the family counts in that pair's domain is taken back
+// That set holds every pair that can really wait forever, but alone it is far too cautious
+// where many spreads share pods (Karpenter's drawn mix: 117 of 1,000 pods left out), because
+// it counts the set's pods as pending in other domains and as bound in the carrier's own. So it
+// is then settled: a pair stays only while it is refused with every group of the set pending at
+// once, own domain included — the state a deadlock is in. The settled rule is not proved: on
+// 4,000 random inputs (TestSpreadCarriersWaitingOnEachOtherBindInAnyOrder's generator, every
+// order searched) it let through one plan that some order leaves stuck and refused none that
+// binds. While any pair is left, one pod the family counts in that pair's domain is taken back
 // (lowering the count the carrier sees), and the checks run again. Package check judges plans
 // by the same rule, over pods.
 
@@ -94,6 +101,7 @@ func (p *problem) spreadWaits() []waitPair {
 			}
 		}
 	}
+	p.settleWaits(pairs, live)
 	var out []waitPair
 	for i, w := range pairs {
 		if live[i] {
@@ -101,6 +109,55 @@ func (p *problem) spreadWaits() []waitPair {
 		}
 	}
 	return out
+}
+
+// settleWaits keeps, of the pairs left, those refused when every group with a pair left is
+// pending at once: the state a deadlock would be in.
+func (p *problem) settleWaits(pairs []waitPair, live []bool) {
+	for changed := true; changed; {
+		changed = false
+		pending := map[*group]bool{}
+		for i, w := range pairs {
+			if live[i] {
+				pending[w.g] = true
+			}
+		}
+		for i, w := range pairs {
+			if !live[i] {
+				continue
+			}
+			f := w.f
+			lo, hi := p.famCounts(f)
+			self := 0
+			for _, part := range f.parts {
+				if !pending[part.g] {
+					continue
+				}
+				n := p.placed(part.g)
+				switch part.count {
+				case countSure:
+					lo[part.domain] -= n
+					hi[part.domain] -= n
+				case countMaybe:
+					hi[part.domain] -= n
+				}
+				if part.g == w.g && part.domain == w.domain && part.count != countNone {
+					self = 1
+				}
+			}
+			own := hi[w.domain] + self
+			lowest := 0
+			if len(f.all) >= f.s.minDomains {
+				lowest = own
+				for _, v := range f.all {
+					lowest = min(lowest, lo[v])
+				}
+			}
+			if own-lowest <= f.s.maxSkew {
+				live[i], changed = false, true
+			}
+		}
+	}
 }
 
 // mayWait reports whether a carrier of f in domain d may be refused while the pods held in

@@ -58,7 +58,8 @@ type TopologyRules struct {
 //     carriers may each be refused while the others are pending: a carrier in domain d is
 //     refused while d's count exceeds by more than maxSkew the least count of the other
 //     domains without the pods another constraint of theirs may refuse forever (the largest
-//     such set, found by dropping pairs until none drops, must be empty);
+//     such set, found by dropping pairs until none drops, then settled to the pairs refused
+//     with every pod of the set pending at once, must be empty);
 //   - required pod anti-affinity over zone or hostname, both ways: no placed pod shares a
 //     domain with a pod (placed or running) that its terms select or whose terms select it;
 //   - required pod affinity over zone or hostname: a carrier's domain holds a running pod the
@@ -906,8 +907,9 @@ func (s *topoSearch) spreadHolds(sp *tspread, t int) bool {
 }
 
 // spreadCounts fills counts and present per domain of sp for a carrier on target t in domain
-// d, leaving out of every other domain the placed pods in held; it returns the carrier's own
-// count (itself included) and the number of domains.
+// d, leaving out of every other domain (every domain when d is -1) the placed pods in held; it
+// returns the carrier's own count (itself included, when d is its domain) and the number of
+// domains.
 func (s *topoSearch) spreadCounts(sp *tspread, t, d int, held uint, counts []int, present []bool) (own, domains int) {
 	clear(counts)
 	clear(present)
@@ -938,7 +940,9 @@ func (s *topoSearch) spreadCounts(sp *tspread, t, d int, held uint, counts []int
 	for _, z := range sp.launch {
 		present[z] = true
 	}
-	own = counts[d]
+	if d >= 0 {
+		own = counts[d]
+	}
 	if !eligT && sp.selfMatch {
 		own++
 	}
@@ -956,7 +960,7 @@ func (s *topoSearch) spreadCounts(sp *tspread, t, d int, held uint, counts []int
 // (placed pod, constraint), it drops the pairs that stay within maxSkew even with the pods of
 // the other pairs left pending, until none drops; the plan passes when none is left.
 func (s *topoSearch) noSpreadWait() bool {
-	type pair struct{ i, si int }
+	type pair = struct{ i, si int }
 	var live []pair
 	for i := range s.n {
 		if s.where[i] >= 0 {
@@ -980,11 +984,53 @@ func (s *topoSearch) noSpreadWait() bool {
 			}
 		}
 		if len(next) == len(live) {
-			return false
+			break
 		}
 		live = next
 	}
-	return true
+	return s.settle(live) == 0
+}
+
+// settle keeps, of the pairs left (index pairs of pod and spread), those refused while every
+// pod of a pair kept is pending, own domain included, and returns how many are kept.
+func (s *topoSearch) settle(live []struct{ i, si int }) int {
+	for len(live) > 0 {
+		var pending uint
+		for _, pr := range live {
+			pending |= 1 << pr.i
+		}
+		var next []struct{ i, si int }
+		for _, pr := range live {
+			sp := &s.spreads[pr.i][pr.si]
+			if sp.key == keyHost && s.rules.EmptyHostnameDomain {
+				continue
+			}
+			d := s.dom(s.where[pr.i], sp.key)
+			counts, present := make([]int, len(s.counts)), make([]bool, len(s.present))
+			_, domains := s.spreadCounts(sp, s.where[pr.i], -1, pending, counts, present)
+			own := counts[d]
+			if sp.selfMatch {
+				own++
+			}
+			lowest := own
+			for e, ok := range present {
+				if ok {
+					lowest = min(lowest, counts[e])
+				}
+			}
+			if domains < sp.minDomains {
+				lowest = 0
+			}
+			if own-lowest > sp.maxSkew {
+				next = append(next, pr)
+			}
+		}
+		if len(next) == len(live) {
+			break
+		}
+		live = next
+	}
+	return len(live)
 }
 
 // spreadWaits reports whether a carrier on target t exceeds maxSkew over the smallest count of
