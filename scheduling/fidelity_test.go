@@ -350,3 +350,31 @@ func TestSpreadOfAFollowerOfAnUnpinnedGroup(t *testing.T) {
 		t.Errorf("Solve() = %d claims, unschedulable %s; want one claim and one app-1 pod left out", len(res.NodeClaims), unplacedKeys(res))
 	}
 }
+
+// Input.Pins restricts a pod to one existing node without narrowing what its spread counts (a
+// node affinity on the node's name would leave the spread only that node's domain). Pinned to
+// roomy-b, web would be the second web pod in zone-b while zone-c has none: refused. Pinned
+// to roomy-c, it goes there and nowhere else.
+func TestPinnedPodKeepsItsSpreadCounts(t *testing.T) {
+	for _, tc := range []struct{ pin, want string }{{"roomy-b", ""}, {"roomy-c", "roomy-c"}} {
+		in := onePool(all3())
+		for _, z := range []string{"a", "b", "c"} {
+			name := "roomy-" + z
+			var pods []*corev1.Pod
+			if z != "c" {
+				pods = replicas("web", 1, "100m", runningOn(name), func(p *corev1.Pod) { p.Name += "-" + z })
+			}
+			in.Nodes = append(in.Nodes, zonalNode(name, "zone-"+z, "4", pods))
+		}
+		in.Pods = replicas("web", 1, "1", spreadOver(nodeplan.LabelZone, 1))
+		in.Pins = map[string]string{"default/web-0": tc.pin}
+		res := solveAndCheck(t, in)
+		got := ""
+		for _, pl := range res.Existing {
+			got = pl.Name
+		}
+		if len(res.NodeClaims) > 0 || got != tc.want {
+			t.Errorf("pinned to %s: placed on %q with %d new claims, want %q and none (unschedulable: %s)", tc.pin, got, len(res.NodeClaims), tc.want, unplacedKeys(res))
+		}
+	}
+}

@@ -38,6 +38,12 @@ type Input struct {
 	// bound PersistentVolumes live or their StorageClass's allowedTopologies permit. The solver
 	// does no I/O; the caller resolves volumes.
 	VolumeZones map[string][]string
+	// Pins restricts pods to one existing node each, keyed by "namespace/name": the pod may
+	// go only to that node of Nodes, while its topology spread still counts the nodes its own
+	// node selection admits. For a caller re-checking a placement it made before (the
+	// disruption planner: a pod moved by an earlier command of the same pass); a pod's node
+	// affinity on the node's name would narrow the counted nodes too.
+	Pins map[string]string
 	// Options tune the solver; the zero value is the recommended default.
 	Options Options
 }

@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -158,7 +159,36 @@ func groupPending(in *Input) []*group {
 			pending = append(pending, pod)
 		}
 	}
-	return groupPods(pending, selectorKeys(in), in.VolumeZones, inputTaints(in))
+	return pinApart(groupPods(pending, selectorKeys(in), in.VolumeZones, inputTaints(in)), in.Pins)
+}
+
+// pinApart splits each group whose pods Input.Pins restricts to different nodes (or some not at
+// all) into one group per node, unpinned pods first, and numbers the groups again in order.
+func pinApart(groups []*group, pins map[string]string) []*group {
+	if len(pins) == 0 {
+		return groups
+	}
+	var out []*group
+	for _, g := range groups {
+		byPin := map[string]*group{}
+		for i, k := range g.keys {
+			pin := pins[k]
+			sub := byPin[pin]
+			if sub == nil {
+				sub = &group{rep: g.pods[i]}
+				byPin[pin] = sub
+			}
+			sub.pods = append(sub.pods, g.pods[i])
+			sub.keys = append(sub.keys, k)
+		}
+		for _, pin := range slices.Sorted(maps.Keys(byPin)) {
+			out = append(out, byPin[pin])
+		}
+	}
+	for i, g := range out {
+		g.id = i
+	}
+	return out
 }
 
 // copyGroups returns fresh groups with the pods of base, before any step annotated them.
@@ -207,6 +237,11 @@ func (p *problem) describeGroups(in *Input) ([]corev1.ResourceList, error) {
 		}
 		g.alts = alts
 		g.nodeAlts = slices.Clone(alts)
+		if node, ok := in.Pins[g.keys[0]]; ok {
+			for i := range g.alts {
+				g.alts[i] = g.alts[i].Add(nodeplan.In(metadataName, node))
+			}
+		}
 		if in.VolumeZones[g.keys[0]] != nil {
 			// Spread domains are the nodes the pod's node affinity allows, as kube-scheduler
 			// counts them, whatever its volumes allow.
