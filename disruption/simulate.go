@@ -150,8 +150,13 @@ func (p *planner) solve(set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod
 	}
 	pods = append(pods, pins...)
 	pinnedAt := map[string][]*corev1.Pod{}
+	var pinTo map[string]string
 	for _, d := range deps {
 		pinnedAt[d.node] = append(pinnedAt[d.node], d.pod)
+		if pinTo == nil {
+			pinTo = map[string]string{}
+		}
+		pinTo[nodeplan.PodKey(d.pod)] = d.node
 	}
 	skip := make(map[*nstate]bool, len(in))
 	for _, s := range in {
@@ -224,6 +229,7 @@ func (p *planner) solve(set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod
 		Nodes:             nodes,
 		Namespaces:        p.in.Namespaces,
 		VolumeZones:       p.in.VolumeZones,
+		Pins:              pinTo,
 		Options:           p.schedulingOptions(),
 	})
 	if err != nil {

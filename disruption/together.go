@@ -206,49 +206,16 @@ func (p *planner) affected(d placedPod, set []*nstate, res scheduling.Result) bo
 	return false
 }
 
-// pinned returns a pending copy of d's pod that may go only to its node, and false when the
-// solver could not be told so without changing what its spread counts: the pin is a required
-// node affinity on the node's name, and a spread honouring node affinity (the default) would
-// then count that one node only. The copy's spreads ignore node affinity instead, which counts
-// the same nodes when the pod has no node selection of its own.
+// pinned returns a pending copy of d's pod, for the solver to place on d's node only
+// (scheduling.Input.Pins), and false when d's node is another command's replacement, which is
+// not a node the solve may use.
 func (d placedPod) pinned() (*corev1.Pod, bool) {
 	if d.virtual {
-		return nil, false // another command's replacement: not a node the solve may use
+		return nil, false
 	}
-	q := d.pod.DeepCopy()
+	q := *d.pod
 	q.Spec.NodeName = ""
-	selects := len(q.Spec.NodeSelector) > 0
-	if a := q.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		selects = true
-	}
-	ignore := corev1.NodeInclusionPolicyIgnore
-	for i := range q.Spec.TopologySpreadConstraints {
-		c := &q.Spec.TopologySpreadConstraints[i]
-		if c.NodeAffinityPolicy != nil && *c.NodeAffinityPolicy == ignore {
-			continue
-		}
-		if selects {
-			return nil, false
-		}
-		c.NodeAffinityPolicy = &ignore
-	}
-	field := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{d.node}}
-	if q.Spec.Affinity == nil {
-		q.Spec.Affinity = &corev1.Affinity{}
-	}
-	if q.Spec.Affinity.NodeAffinity == nil {
-		q.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
-	}
-	req := q.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	if req == nil || len(req.NodeSelectorTerms) == 0 {
-		q.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{
-			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{field}}}}
-	} else {
-		for i := range req.NodeSelectorTerms {
-			req.NodeSelectorTerms[i].MatchFields = append(req.NodeSelectorTerms[i].MatchFields, field)
-		}
-	}
-	return q, true
+	return &q, true
 }
 
 // brokenDependent is the blocker for a set whose moves would leave d unable to bind.
