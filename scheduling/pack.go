@@ -70,12 +70,23 @@ func (p *problem) fit(s *shape, g int) (fitEntry, bool) {
 
 // orderFits sorts every shape's fit list by group value, largest first: the order a node is
 // filled in (first-fit decreasing by worth, which tracks size across dimensions).
+//
+// The order is one total order of the groups (by value, then group), so the groups are ranked
+// once and each list sorted by rank.
 func (p *problem) orderFits() {
+	order := make([]int, len(p.groups))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(p.groups[b].value, p.groups[a].value), cmp.Compare(a, b))
+	})
+	rank := make([]int32, len(p.groups))
+	for r, g := range order {
+		rank[g] = int32(r)
+	}
 	for s := range p.byShape {
-		slices.SortFunc(p.byShape[s], func(a, b fitEntry) int { // a total order: by value, then group
-			ga, gb := p.groups[a.g], p.groups[b.g]
-			return cmp.Or(cmp.Compare(gb.value, ga.value), cmp.Compare(a.g, b.g))
-		})
+		slices.SortFunc(p.byShape[s], func(a, b fitEntry) int { return cmp.Compare(rank[a.g], rank[b.g]) })
 	}
 	p.buildFitIndex()
 }
