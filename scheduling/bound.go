@@ -24,7 +24,7 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 // minusBins subtracts from total, bin by bin, a bound on the value (at values) of the pods of
 // counts each existing node's free room can take.
 func (p *problem) minusBins(total float64, values []float64, counts []int64) float64 {
-	ks := &intKnapsack{p: p}
+	ks := p.newPricer()
 	for _, b := range p.bins {
 		podValue, capValue := 0.0, math.Inf(1)
 		var admitted []*group
@@ -85,7 +85,7 @@ func (p *problem) pureValues() []float64 {
 const exactBins = 200
 
 // binBound is an upper bound on the value of pods that fit in an existing node's free room.
-func (k *intKnapsack) binBound(b *bin, admitted []*group, values []float64, counts []int64) float64 {
+func (k *pricer) binBound(b *bin, admitted []*group, values []float64, counts []int64) float64 {
 	s := &shape{alloc: b.free0.clone().nonNegative()}
 	f := &colFamily{s: s, price: 1}
 	v := make([]float64, len(admitted))
@@ -95,7 +95,7 @@ func (k *intKnapsack) binBound(b *bin, admitted []*group, values []float64, coun
 		}
 		v[i] = values[g.id]
 	}
-	_, _, upper := k.solve(f, v, counts, knapsackQuick, 0)
+	_, _, upper := k.solve(f, v, knapsackQuick, 0)
 	return upper
 }
 

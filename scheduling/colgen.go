@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/nodeplan/nodeplan/scheduling/internal/knapsack"
 )
 
 // This file is the heart of the packer: the configuration LP (Gilmore–Gomory) solved by column
@@ -95,7 +97,7 @@ const (
 	// most a family may have for the final bound to search it exactly (else the Lagrangian
 	// bound stands).
 	pricingItems = 16
-	exactItems   = 24
+	exactItems   = knapsack.ExactItems
 )
 
 // cgBudget is the work budget for placing pods pods (see above).
@@ -132,7 +134,7 @@ type colGen struct {
 	pats   []pattern // the columns entered, by the master's tag
 	// v are the master's duals, vp the same clipped at zero (what pricing values pods at).
 	v, vp []float64
-	ks    *intKnapsack
+	ks    *pricer
 	// order lists the families by bound (their cheap bound over price), best first.
 	order []int
 	bound []float64
@@ -195,7 +197,7 @@ func (p *problem) newColGen(counts []int64, shapes []*shape) *colGen {
 	if n == 0 {
 		return nil
 	}
-	c := &colGen{p: p, counts: counts, rowOf: rowOf, rows: rows, fams: fams, ks: &intKnapsack{p: p}}
+	c := &colGen{p: p, counts: counts, rowOf: rowOf, rows: rows, fams: fams, ks: p.newPricer()}
 	c.need = make([]float64, n)
 	for r, g := range rows {
 		c.need[r] = float64(counts[g])
@@ -268,11 +270,11 @@ func (c *colGen) iterate() bool {
 	if n > bothBounds {
 		minIter = cgMinIterationsLarge
 	}
-	for iter := 0; iter < cgIterations && (iter < minIter || c.ks.work < budget); iter++ {
+	for iter := 0; iter < cgIterations && (iter < minIter || c.ks.Work < budget); iter++ {
 		if neg := c.duals(); neg >= 0 {
 			col := make([]float64, n)
 			col[neg] = -1
-			c.ks.work += n * n / 4
+			c.ks.Work += n * n / 4
 			// A surplus pivot is not a pricing round: it does not count as one, but its work
 			// counts, and there are at most as many as the iteration cap (no cycling).
 			if surplus < cgIterations && c.m.enter(col, 0, true, -1) {
@@ -317,8 +319,8 @@ func (c *colGen) sortFamilies() {
 	c.ratio = c.p.unitValues(c.ratio, c.rows, c.vp)
 	for i := range c.fams {
 		c.order[i] = i
-		c.bound[i] = c.ks.upperBound(&c.fams[i], c.vp, c.ratio) / c.fams[i].price
-		c.ks.work += len(c.fams[i].items)
+		c.bound[i] = c.fams[i].upperBound(c.vp, c.ratio, &c.ks.ub) / c.fams[i].price
+		c.ks.Work += len(c.fams[i].items)
 	}
 	slices.SortFunc(c.order, func(a, b int) int { return cmp.Or(cmp.Compare(c.bound[b], c.bound[a]), cmp.Compare(a, b)) })
 }
@@ -346,7 +348,7 @@ func (c *colGen) pooled() []pattern {
 			continue
 		}
 		val := c.worth(pat, c.vp)
-		c.ks.work += len(pat.placed)
+		c.ks.Work += len(pat.placed)
 		if r := val / c.fams[i].price; r > 1+cgTol {
 			cs = append(cs, cand{i, r})
 		}
@@ -374,7 +376,7 @@ func (c *colGen) price() []pattern {
 			break
 		}
 		f := &c.fams[i]
-		pat, val, proved := c.ks.search(f, c.vp, c.counts, knapsackQuick, pricingItems, f.price*(1+cgTol))
+		pat, val, proved := c.ks.search(f, c.vp, knapsackQuick, pricingItems, f.price*(1+cgTol))
 		c.last[i] = pat
 		c.settled[i] = proved
 		if val/f.price > 1+cgTol {
@@ -392,7 +394,7 @@ func (c *colGen) price() []pattern {
 			continue // searched to the end above, with every item: nothing improves there
 		}
 		f := &c.fams[i]
-		pat, val, _ := c.ks.search(f, c.vp, c.counts, knapsackNode, 0, f.price*(1+cgTol))
+		pat, val, _ := c.ks.search(f, c.vp, knapsackNode, 0, f.price*(1+cgTol))
 		if val/f.price > 1+cgTol {
 			c.last[i] = pat
 			found = append(found, pat)
@@ -417,7 +419,7 @@ func (c *colGen) enter(found []pattern) bool {
 		if reduced >= -cgTol*price {
 			continue // an earlier column this round already made it unattractive
 		}
-		c.ks.work += n * n / 4
+		c.ks.Work += n * n / 4
 		if c.m.enter(col, price, false, len(c.pats)) {
 			c.pats = append(c.pats, pat)
 			entered = true
@@ -453,10 +455,10 @@ func (c *colGen) theta(w []float64) float64 {
 		if x.upper/f.price <= theta {
 			break
 		}
-		c.ks.load(f, c.vp, c.counts, 0)
-		upper := min(x.upper, c.ks.relaxedBound(f.s.alloc))
-		if upper/f.price > theta && len(c.ks.items) <= exactItems {
-			_, _, exact := c.ks.solve(f, c.vp, c.counts, knapsackNode, 0)
+		refined, items := c.ks.refine(f, c.vp)
+		upper := min(x.upper, refined)
+		if upper/f.price > theta && items <= exactItems {
+			_, _, exact := c.ks.solve(f, c.vp, knapsackNode, 0)
 			upper = min(upper, exact)
 		}
 		theta = max(theta, upper/f.price)
@@ -484,10 +486,7 @@ func (c *colGen) surrogateUppers(theta float64) []famUpper {
 			break
 		}
 		f := &c.fams[i]
-		ks.load(f, c.vp, c.counts, 0)
-		ks.free = append(ks.free[:0], f.s.alloc...)
-		ks.buildSurrogates(f.s.alloc, false)
-		if upper := min(c.bound[i]*f.price, ks.bound(0, 0)); upper/f.price > theta {
+		if upper := min(c.bound[i]*f.price, ks.bound(f, c.vp)); upper/f.price > theta {
 			out = append(out, famUpper{i, upper})
 		}
 	}

@@ -163,7 +163,8 @@
 //     anti-affinity over zones, zone spreads (spread.go) and pod affinity (affinity.go), then
 //     hostname spreads and anti-affinity as per-node caps and conflicts;
 //   - valuePods (solve.go) runs the column generation (colgen.go) over column families
-//     (families.go), priced by an integer knapsack (knapsack.go) on a simplex master (lp.go);
+//     (families.go), priced by an integer knapsack (internal/knapsack, through families.go's
+//     pricer) on a simplex master (lp.go);
 //     its duals value the pods, and it proves the lower bound (bound.go);
 //   - placeOnBins and placeWith (place.go) fill existing room and partners' nodes;
 //   - packNewNodes (packing.go) plans each pool's new nodes: rounding the LP's patterns, a
@@ -175,11 +176,12 @@
 //     minValues;
 //   - result (output.go) writes the Result, and explain.go the reasons for every pod left.
 //
-// Leaves, which read none of the solver's working state: lp.go, the simplex (a revised-simplex
-// master and a small dense LP), and two packages — check, which judges a Result against its
-// Input by Kubernetes' rules and shares no code with the solver, and schedulingtest, with random
-// inputs, brute-force optimal oracles and a first-fit-decreasing baseline for tests and
-// benchmarks. Facts about a single pod — its requests, terminal or not, its host ports, its
+// Leaves, which read none of the solver's working state: lp.go, the revised-simplex master;
+// internal/knapsack, the integer knapsack (items, room, shared caps and conflicts in; counts
+// out; its own small dense LP for bounds); and two packages — check, which judges a Result
+// against its Input by Kubernetes' rules and shares no code with the solver, and
+// schedulingtest, with random inputs, brute-force optimal oracles and a first-fit-decreasing
+// baseline for tests and benchmarks. Facts about a single pod — its requests, terminal or not, its host ports, its
 // affinity terms, DaemonSet or mirror — come from the root package (nodeplan.PodRequests,
 // PodTerminal, PodHostPorts, PodAffinityTerms, DaemonSetOf, PodBelongsToNode), which
 // disruption and the example controller use too.

@@ -1,6 +1,11 @@
 package scheduling
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+
+	"github.com/nodeplan/nodeplan/scheduling/internal/knapsack"
+)
 
 // A column family is one shape bought through one offering, with the groups that may go on it:
 // the unit the pricing searches work on.
@@ -12,7 +17,8 @@ type colFamily struct {
 	o     int
 	price float64
 	items []famItem
-	all   []famItem // while building: every item of the shape, whatever the offering
+	all   []famItem         // while building: every item of the shape, whatever the offering
+	kp    *knapsack.Problem // its knapsack, once priced (pricer.knapsackOf)
 }
 
 type famItem struct {
@@ -169,4 +175,121 @@ func (p *problem) familyPrice(s *shape, o int) float64 {
 		return s.offerings[o].Price
 	}
 	return s.offerings[o].Price + p.priceAdj[s.idx]
+}
+
+// upperBound is a cheap bound on the family's best pattern value: per resource, the capacity
+// times the best value per unit (ratio, from unitValues); and the sum of everything that could
+// fit. It runs for every family at every iteration, so it reads only precomputed numbers.
+// scratch is reused.
+func (f *colFamily) upperBound(v, ratio []float64, scratch *[]float64) float64 {
+	nd := len(f.s.alloc)
+	best := append((*scratch)[:0], make([]float64, nd)...)
+	*scratch = best
+	total := 0.0
+	for _, it := range f.items {
+		if v[it.row] <= 0 {
+			continue
+		}
+		total += v[it.row] * float64(it.maxk)
+		r := ratio[it.row*nd : it.row*nd+nd]
+		for d, x := range r {
+			best[d] = max(best[d], x)
+		}
+	}
+	ub := total
+	for d, b := range best {
+		if !math.IsInf(b, 1) {
+			ub = min(ub, float64(f.s.alloc[d])*b)
+		}
+	}
+	return ub
+}
+
+// pricer prices column families with the knapsack (internal/knapsack): it describes each
+// family to the knapsack once (requests, most pods per node, shared caps, conflicts on the
+// family's shape), then only the pod values change, and turns the knapsack's picks into
+// patterns. Work (the knapsack's) counts what its searches and bounds spent.
+type pricer struct {
+	knapsack.Solver
+	p *problem
+	// capIdx are each group's shared caps as knapsack cap indices (nodeCap.idx), by group id;
+	// capLimits their limits, by index.
+	capIdx    [][]int
+	capLimits []int64
+	ub        []float64 // scratch for upperBound
+}
+
+func (p *problem) newPricer() *pricer {
+	k := &pricer{p: p, capIdx: make([][]int, len(p.groups)), capLimits: make([]int64, p.ncaps)}
+	for _, g := range p.groups {
+		for _, c := range g.caps {
+			k.capIdx[g.id] = append(k.capIdx[g.id], c.idx)
+			k.capLimits[c.idx] = c.limit
+		}
+	}
+	return k
+}
+
+// knapsackOf returns family f's knapsack at row values v.
+func (k *pricer) knapsackOf(f *colFamily, v []float64) *knapsack.Problem {
+	if f.kp == nil {
+		p := k.p
+		kp := &knapsack.Problem{Capacity: f.s.alloc, CapLimits: k.capLimits, Items: make([]knapsack.Item, len(f.items))}
+		for j, it := range f.items {
+			kp.Items[j] = knapsack.Item{ID: it.g, Req: p.groups[it.g].req, Max: it.maxk, Size: it.size, Caps: k.capIdx[it.g]}
+		}
+		s, items := f.s, f.items
+		kp.Conflict = func(a, b int) bool { return p.joinConflict(s, items[a].e, items[b].g) }
+		f.kp = kp
+	}
+	for j, it := range f.items {
+		f.kp.Items[j].Value = v[it.row]
+	}
+	return f.kp
+}
+
+// joinConflict reports whether group e.g may not join a node of shape s holding group h (see
+// canJoin: the same rules, for one pair).
+func (p *problem) joinConflict(s *shape, e fitEntry, h int) bool {
+	if h == e.g {
+		return false
+	}
+	g := p.groups[e.g]
+	if g.conflictsWithGroup(h) {
+		return true
+	}
+	if len(s.narrowKeys) == 0 {
+		return false
+	}
+	o, _ := p.fit(s, h)
+	return !g.alts[e.alt].Intersects(p.groups[h].alts[o.alt])
+}
+
+func (f *colFamily) pattern(picks []knapsack.Pick, value float64) pattern {
+	placed := make([]placement, len(picks))
+	for i, x := range picks {
+		placed[i] = placement{g: x.ID, k: x.N}
+	}
+	return pattern{s: f.s, o: f.o, placed: placed, value: value}
+}
+
+// solve is knapsack.Solver.Solve on family f at values v: the best pattern found, its value,
+// and an upper bound on the family's best.
+func (k *pricer) solve(f *colFamily, v []float64, budget, topK int) (pattern, float64, float64) {
+	picks, val, upper := k.Solve(k.knapsackOf(f, v), budget, topK)
+	return f.pattern(picks, val), val, upper
+}
+
+// search is knapsack.Solver.Search on family f at values v: only patterns worth more than
+// target matter; proved says no pattern is worth more than max(value, target).
+func (k *pricer) search(f *colFamily, v []float64, budget, topK int, target float64) (pattern, float64, bool) {
+	picks, val, proved := k.Search(k.knapsackOf(f, v), budget, topK, target)
+	return f.pattern(picks, val), val, proved
+}
+
+// bound is knapsack.Solver.Bound on family f at values v; refine is Refine, tighter.
+func (k *pricer) bound(f *colFamily, v []float64) float64 { return k.Bound(k.knapsackOf(f, v)) }
+
+func (k *pricer) refine(f *colFamily, v []float64) (float64, int) {
+	return k.Refine(k.knapsackOf(f, v))
 }

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/scheduling/internal/knapsack"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -121,24 +122,7 @@ func (a vec) addScaled(b vec, k int64) {
 }
 
 // maxCopies returns how many copies of req fit into free (capped at limit).
-func maxCopies(req, free vec, limit int64) int64 {
-	k := limit
-	for i, r := range req {
-		if r <= 0 {
-			if free[i] < 0 {
-				return 0
-			}
-			continue
-		}
-		if c := free[i] / r; c < k {
-			k = c
-		}
-		if k <= 0 {
-			return 0
-		}
-	}
-	return k
-}
+func maxCopies(req, free vec, limit int64) int64 { return knapsack.MaxCopies(req, free, limit) }
 
 // maxCopiesLeft is maxCopies(req, alloc-used, limit) without building the difference.
 func maxCopiesLeft(req, alloc, used vec, limit int64) int64 {

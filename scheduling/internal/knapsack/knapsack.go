@@ -1,4 +1,4 @@
-package scheduling
+package knapsack
 
 import (
 	"cmp"
@@ -6,35 +6,39 @@ import (
 	"slices"
 )
 
-// intKnapsack finds the most valuable whole pattern for a column family: an integer knapsack
-// over every resource, with per-node caps and conflicts, by depth-first branch and bound.
+// Solver finds the most valuable set of items for one node: an integer knapsack over every
+// resource, with per-item counts, shared caps and conflicts, by depth-first branch and bound.
+// Its zero value is ready; it keeps scratch space between calls, so one Solver serves one
+// goroutine.
 //
 // Its bound at a search node is a surrogate relaxation: the resource constraints are combined
 // into one (with weights 1/capacity on one dimension, or on all of them), and the fractional
 // one-dimensional knapsack on that constraint, filled greedily by value per weight with each
 // item's count cap, bounds what the node's subtree can still add. Any non-negative weights give
 // a valid bound; the smallest over a few weightings is used.
-type intKnapsack struct {
-	p      *problem
+type Solver struct {
+	// Work counts what the calls spent (search nodes times the items each bound looks at,
+	// and their set-up), across calls: a budget in units of work, not time.
+	Work int
+
+	prob   *Problem
 	items  []kItem
-	free   vec
-	cur    []placement
-	best   []placement
+	free   []int64
+	cur    []pick
+	best   []pick
 	bestV  float64
 	nodes  int
 	budget int
 	surr   []surrogate
 	// caps shared by several items (anti-affinity families, hostname spread): the bounds
 	// respect them, so a family of 25 groups allowed one pod per node bounds as one pod.
-	work     int // search nodes spent, across calls
-	caps     []*nodeCap
+	caps     []int // the loaded items' shared caps, by their index in Problem.CapLimits
 	itemCaps [][]int
 	capLeft  []float64
 	capUsed  []int64 // per cap, pods of the current partial pattern
-	best0    []float64
 	top      []kItem
 	red      []capItem
-	slot     []int // by nodeCap.idx: its index in caps, or -1
+	slot     []int // by cap index in Problem.CapLimits: its index in caps, or -1
 	capSeen  []capCount
 	picked   []bool
 	dens     []float64 // scratch for addSurrogate
@@ -49,109 +53,151 @@ type surrogate struct {
 }
 
 type kItem struct {
-	g    int
-	e    fitEntry
+	g    int // Item.ID
+	src  int // its index in Problem.Items
 	v    float64
 	maxk int64
 	key  float64 // value per unit of size, to keep the most promising items
 }
 
-// upperBound is a cheap bound on the family's best pattern value: per resource, the capacity
-// times the best value per unit (ratio, from unitValues); and the sum of everything that could
-// fit. It runs for every family at every iteration, so it reads only precomputed numbers.
-func (k *intKnapsack) upperBound(f *colFamily, v, ratio []float64) float64 {
-	nd := len(f.s.alloc)
-	best := k.scratch(nd)
-	total := 0.0
-	for _, it := range f.items {
-		if v[it.row] <= 0 {
-			continue
-		}
-		total += v[it.row] * float64(it.maxk)
-		r := ratio[it.row*nd : it.row*nd+nd]
-		for d, x := range r {
-			best[d] = max(best[d], x)
-		}
-	}
-	ub := total
-	for d, b := range best {
-		if !math.IsInf(b, 1) {
-			ub = min(ub, float64(f.s.alloc[d])*b)
-		}
-	}
-	return ub
+// ExactItems is the most items for which the bounds (Solve's when its search runs out of
+// budget, Refine's) solve the LP relaxation exactly; above it they use a Lagrangian bound.
+const ExactItems = 24
+
+// Problem is one knapsack: a node's room and the items that may go on it.
+type Problem struct {
+	// Capacity is the node's room, per resource.
+	Capacity []int64
+	// Items are what may go on the node. An item of value 0 or less is left out.
+	Items []Item
+	// CapLimits are the shared caps' limits: at most CapLimits[c] pods of the items that name
+	// c in Caps on one node.
+	CapLimits []int64
+	// Conflict reports whether item a may not join a node that holds item b (indices into
+	// Items); nil when any items may share the node.
+	Conflict func(a, b int) bool
 }
 
-func (k *intKnapsack) scratch(n int) []float64 {
-	k.best0 = append(k.best0[:0], make([]float64, n)...)
-	return k.best0
+// Item is a kind of pod: its copies are interchangeable.
+type Item struct {
+	// ID is the caller's name for the item; ties between items break by it, so it must be
+	// unique within a Problem.
+	ID int
+	// Value is what one copy is worth.
+	Value float64
+	// Req is what one copy takes, per resource (Problem.Capacity's).
+	Req []int64
+	// Max is the most copies one node may take (its own per-node cap and how many there are;
+	// the room is checked apart).
+	Max int64
+	// Size is one copy's size (Σ Req/Capacity over the resources, say): the items of best
+	// value per size are the ones kept when a search loads only a few.
+	Size float64
+	// Caps are the shared caps the item counts against (indices into Problem.CapLimits).
+	Caps []int
 }
 
-// solve returns the best pattern found, its value, and an upper bound on the best value (equal
-// to it when the search finished within its budget).
-func (k *intKnapsack) solve(f *colFamily, v []float64, counts []int64, budget, topK int) (pattern, float64, float64) {
+// Pick is part of a solution: N copies of the item with this ID.
+type Pick struct {
+	ID int
+	N  int64
+}
+
+type pick struct {
+	src int // index in Problem.Items
+	n   int64
+}
+
+// Solve returns the most valuable set of items found within budget search nodes, its value,
+// and an upper bound on the best value (equal to it when the search finished within its
+// budget). With topK > 0 only the topK most promising items (best value per size, see
+// selectItems) are loaded, and the bound is one on sets of those alone.
+func (k *Solver) Solve(p *Problem, budget, topK int) ([]Pick, float64, float64) {
 	k.target = 0
-	k.prepare(f, v, counts, topK)
-	k.free = append(k.free[:0], f.s.alloc...)
+	k.prepare(p, topK)
+	k.free = append(k.free[:0], p.Capacity...)
 	k.cur, k.best, k.bestV, k.nodes, k.budget = k.cur[:0], k.best[:0], 0, 0, budget
 	root := k.bound(0, 0)
-	exhausted := k.dfs(f.s, 0, 0)
-	pat := pattern{s: f.s, o: f.o, placed: slices.Clone(k.best), value: k.bestV}
+	exhausted := k.dfs(0, 0)
 	upper := k.bestV
-	k.work += k.nodes*max(1, len(k.items)*len(k.surr)) + len(f.items)*8 + len(k.surr)*len(k.items)*4
+	k.Work += k.nodes*max(1, len(k.items)*len(k.surr)) + len(p.Items)*8 + len(k.surr)*len(k.items)*4
 	if exhausted || topK > 0 {
-		upper = max(upper, min(root, k.relaxedBound(f.s.alloc)))
+		upper = max(upper, min(root, k.relaxedBound()))
 	}
-	return pat, k.bestV, upper
+	return k.picks(), k.bestV, upper
 }
 
-// search is solve for pricing, where only a pattern worth more than target (its node's price)
-// matters: a subtree whose bound does not exceed target is not searched either, so a family
-// no pattern of which reaches target is settled at the root's bound instead of by a search
-// that runs out of budget. It returns the best pattern found (worth target or less when none
-// is worth more) and whether the search proved it best among every pattern of the family
-// (finished within budget, every item loaded): then no pattern beats max(its value, target).
-func (k *intKnapsack) search(f *colFamily, v []float64, counts []int64, budget, topK int, target float64) (pattern, float64, bool) {
+// Search is Solve for pricing, where only a set worth more than target matters: a subtree
+// whose bound does not exceed target is not searched either, so a problem no set of which
+// reaches target is settled at the root's bound instead of by a search that runs out of
+// budget. It returns the best set found (worth target or less when none is worth more) and
+// whether the search proved it best (finished within budget, every item loaded): then no set
+// is worth more than max(its value, target).
+func (k *Solver) Search(p *Problem, budget, topK int, target float64) ([]Pick, float64, bool) {
 	k.target = target
-	k.prepare(f, v, counts, topK)
+	k.prepare(p, topK)
 	loaded := len(k.items)
-	k.free = append(k.free[:0], f.s.alloc...)
+	k.free = append(k.free[:0], p.Capacity...)
 	k.cur, k.best, k.bestV, k.nodes, k.budget = k.cur[:0], k.best[:0], 0, 0, budget
-	exhausted := k.dfs(f.s, 0, 0)
+	exhausted := k.dfs(0, 0)
 	k.target = 0
-	k.work += k.nodes*max(1, len(k.items)*len(k.surr)) + len(f.items)*8
+	k.Work += k.nodes*max(1, len(k.items)*len(k.surr)) + len(p.Items)*8
 	all := 0
-	for _, it := range f.items {
-		if v[it.row] > 0 {
+	for _, it := range p.Items {
+		if it.Value > 0 {
 			all++
 		}
 	}
-	pat := pattern{s: f.s, o: f.o, placed: slices.Clone(k.best), value: k.bestV}
-	return pat, k.bestV, !exhausted && loaded == all
+	return k.picks(), k.bestV, !exhausted && loaded == all
 }
 
-// prepare loads a family's items at values v, and the surrogate weightings for its bounds.
-// With topK > 0 only the topK items of best value per unit of (normalised) size are loaded:
-// a pattern rarely mixes more than a handful of groups, and pricing only needs a good column,
-// not the best one.
-func (k *intKnapsack) prepare(f *colFamily, v []float64, counts []int64, topK int) {
-	k.load(f, v, counts, topK)
+// Bound returns an upper bound on the best value of p without a search: the tightest of a
+// few surrogate relaxations (one resource, or all together). Refine's is tighter.
+func (k *Solver) Bound(p *Problem) float64 {
+	k.load(p, 0)
+	k.free = append(k.free[:0], p.Capacity...)
+	k.buildSurrogates(false)
+	return k.bound(0, 0)
+}
+
+// Refine returns an upper bound on the best value of p at more cost than Bound (the exact LP
+// relaxation when it has at most ExactItems items, else a Lagrangian bound), and how many
+// items (of value above 0) it has.
+func (k *Solver) Refine(p *Problem) (float64, int) {
+	k.load(p, 0)
+	return k.relaxedBound(), len(k.items)
+}
+
+func (k *Solver) picks() []Pick {
+	out := make([]Pick, len(k.best))
+	for i, x := range k.best {
+		out[i] = Pick{ID: k.prob.Items[x.src].ID, N: x.n}
+	}
+	return out
+}
+
+// prepare loads the problem's items, and the surrogate weightings for its bounds.
+// With topK > 0 only the topK items of best value per unit of size are loaded: a node rarely
+// mixes more than a handful of kinds, and pricing only needs a good set, not the best one.
+func (k *Solver) prepare(p *Problem, topK int) {
+	k.load(p, topK)
 	// The search takes the items most valuable first.
-	// (Every comparison here breaks ties by group, a total order: pdqsort is then as
+	// (Every comparison here breaks ties by ID, a total order: pdqsort is then as
 	// deterministic as a stable sort, and faster.)
 	slices.SortFunc(k.items, func(a, b kItem) int { return cmp.Or(cmp.Compare(b.v, a.v), cmp.Compare(a.g, b.g)) })
 	k.indexCaps()
-	k.buildSurrogates(f.s.alloc, topK == 0)
+	k.buildSurrogates(topK == 0)
 }
 
-// load loads the items (and their shared caps) without the surrogates, for the LP bounds.
-func (k *intKnapsack) load(f *colFamily, v []float64, counts []int64, topK int) {
+// load loads the items (and their shared caps) without the surrogates, for the bounds.
+func (k *Solver) load(p *Problem, topK int) {
+	k.prob = p
 	k.items = k.items[:0]
-	for _, it := range f.items {
-		if v[it.row] <= 0 {
+	for j, it := range p.Items {
+		if it.Value <= 0 {
 			continue
 		}
-		k.items = append(k.items, kItem{g: it.g, e: it.e, v: v[it.row], maxk: it.maxk, key: v[it.row] / it.size})
+		k.items = append(k.items, kItem{g: it.ID, src: j, v: it.Value, maxk: it.Max, key: it.Value / it.Size})
 	}
 	if topK > 0 && len(k.items) > topK {
 		k.items = k.selectItems(k.items, topK)
@@ -161,10 +207,10 @@ func (k *intKnapsack) load(f *colFamily, v []float64, counts []int64, topK int) 
 
 // indexCaps numbers the shared caps of the loaded items, 0…len(k.caps)-1, and lists each
 // item's.
-func (k *intKnapsack) indexCaps() {
-	p := k.p
-	if len(k.slot) < p.ncaps {
-		k.slot = make([]int, p.ncaps)
+func (k *Solver) indexCaps() {
+	p := k.prob
+	if len(k.slot) < len(p.CapLimits) {
+		k.slot = make([]int, len(p.CapLimits))
 		for i := range k.slot {
 			k.slot[i] = -1
 		}
@@ -173,11 +219,11 @@ func (k *intKnapsack) indexCaps() {
 	k.itemCaps = k.itemCaps[:0]
 	for _, it := range k.items {
 		var idx []int
-		for _, c := range p.groups[it.g].caps {
-			i := k.slot[c.idx]
+		for _, c := range p.Items[it.src].Caps {
+			i := k.slot[c]
 			if i < 0 {
 				i = len(k.caps)
-				k.slot[c.idx] = i
+				k.slot[c] = i
 				k.caps = append(k.caps, c)
 			}
 			idx = append(idx, i)
@@ -185,7 +231,7 @@ func (k *intKnapsack) indexCaps() {
 		k.itemCaps = append(k.itemCaps, idx)
 	}
 	for _, c := range k.caps {
-		k.slot[c.idx] = -1
+		k.slot[c] = -1
 	}
 	k.capUsed = append(k.capUsed[:0], make([]int64, len(k.caps))...)
 }
@@ -194,11 +240,11 @@ func (k *intKnapsack) indexCaps() {
 // most one more member of a shared cap than the cap admits on a node (25 anti-affine groups
 // allowed one pod per node between them would otherwise fill the list with pods of which a
 // pattern can use one), and for each cap its most valuable member as well.
-func (k *intKnapsack) selectItems(items []kItem, topK int) []kItem {
-	p := k.p
+func (k *Solver) selectItems(items []kItem, topK int) []kItem {
+	p := k.prob
 	slices.SortFunc(items, func(a, b kItem) int { return cmp.Or(cmp.Compare(b.key, a.key), cmp.Compare(a.g, b.g)) })
 	k.capSeen = k.capSeen[:0]
-	index := func(c *nodeCap) int {
+	index := func(c int) int {
 		for i := range k.capSeen {
 			if k.capSeen[i].c == c {
 				return i
@@ -208,7 +254,7 @@ func (k *intKnapsack) selectItems(items []kItem, topK int) []kItem {
 		return len(k.capSeen) - 1
 	}
 	for j, it := range items {
-		for _, c := range p.groups[it.g].caps {
+		for _, c := range p.Items[it.src].Caps {
 			cc := &k.capSeen[index(c)]
 			if cc.best < 0 || it.v > items[cc.best].v {
 				cc.best = j
@@ -220,7 +266,7 @@ func (k *intKnapsack) selectItems(items []kItem, topK int) []kItem {
 	take := func(j int) {
 		picked[j] = true
 		top = append(top, items[j])
-		for _, c := range p.groups[items[j].g].caps {
+		for _, c := range p.Items[items[j].src].Caps {
 			k.capSeen[index(c)].n++
 		}
 	}
@@ -234,8 +280,8 @@ func (k *intKnapsack) selectItems(items []kItem, topK int) []kItem {
 			break
 		}
 		full := picked[j]
-		for _, c := range p.groups[it.g].caps {
-			full = full || k.capSeen[index(c)].n > c.limit
+		for _, c := range p.Items[it.src].Caps {
+			full = full || k.capSeen[index(c)].n > p.CapLimits[c]
 		}
 		if !full {
 			take(j)
@@ -246,15 +292,16 @@ func (k *intKnapsack) selectItems(items []kItem, topK int) []kItem {
 }
 
 type capCount struct {
-	c    *nodeCap
+	c    int   // the cap's index in Problem.CapLimits
 	n    int64 // members picked
 	best int   // its most valuable member
 }
 
 // relaxedBound is a valid upper bound on the knapsack: the exact LP relaxation when the problem
 // is small, else the Lagrangian dual bound.
-func (k *intKnapsack) relaxedBound(alloc vec) float64 {
-	if len(k.items) <= exactItems {
+func (k *Solver) relaxedBound() float64 {
+	alloc := k.prob.Capacity
+	if len(k.items) <= ExactItems {
 		return k.lpBound(alloc)
 	}
 	return k.lagrangeBound(alloc)
@@ -264,7 +311,7 @@ func (k *intKnapsack) relaxedBound(alloc vec) float64 {
 // knapsack by L(μ) = Σ_j maxk_j·max(0, v_j − μ·a_j − Σ λ_c) + μ·capacity + Σ λ_c·limit_c, which is
 // at least the LP optimum for any μ, λ ≥ 0 (weak duality). Coordinate descent, each coordinate
 // minimised exactly (the function is convex and piecewise linear in it), makes it tight.
-func (k *intKnapsack) lagrangeBound(alloc vec) float64 {
+func (k *Solver) lagrangeBound(alloc []int64) float64 {
 	l := k.newLagrangian(alloc)
 	best := l.eval()
 	for round := 0; round < 4; round++ {
@@ -288,8 +335,8 @@ type lagrangian struct {
 
 type breakpoint struct{ t, w float64 }
 
-func (k *intKnapsack) newLagrangian(alloc vec) *lagrangian {
-	p := k.p
+func (k *Solver) newLagrangian(alloc []int64) *lagrangian {
+	p := k.prob
 	nd := len(alloc)
 	n := nd + len(k.caps)
 	l := &lagrangian{items: k.items, limit: make([]float64, n), coefs: make([]float64, len(k.items)*n),
@@ -298,12 +345,12 @@ func (k *intKnapsack) newLagrangian(alloc vec) *lagrangian {
 		if c < nd {
 			l.limit[c] = float64(max(alloc[c], 0))
 		} else {
-			l.limit[c] = float64(max(k.caps[c-nd].limit, 0))
+			l.limit[c] = float64(max(p.CapLimits[k.caps[c-nd]], 0))
 		}
 	}
 	for j, it := range k.items {
 		for d := 0; d < nd; d++ {
-			l.coefs[j*n+d] = float64(p.groups[it.g].req[d])
+			l.coefs[j*n+d] = float64(p.Items[it.src].Req[d])
 		}
 		for _, ci := range k.itemCaps[j] {
 			l.coefs[j*n+nd+ci] = 1
@@ -361,7 +408,7 @@ func (l *lagrangian) minimise(c int) float64 {
 
 // lpBound is the exact fractional relaxation of the knapsack (every resource, every count cap),
 // for when the search ran out of budget: on big nodes it is nearly the integer optimum.
-func (k *intKnapsack) lpBound(alloc vec) float64 {
+func (k *Solver) lpBound(alloc []int64) float64 {
 	n := len(k.items)
 	if n == 0 || n > 64 {
 		return math.Inf(1)
@@ -372,7 +419,7 @@ func (k *intKnapsack) lpBound(alloc vec) float64 {
 		row := make([]float64, n)
 		used := false
 		for j, it := range k.items {
-			row[j] = float64(k.p.groups[it.g].req[d])
+			row[j] = float64(k.prob.Items[it.src].Req[d])
 			used = used || row[j] > 0
 		}
 		if used {
@@ -400,15 +447,15 @@ func (k *intKnapsack) lpBound(alloc vec) float64 {
 			}
 		}
 		a = append(a, row)
-		b = append(b, float64(max(cp.limit, 0)))
+		b = append(b, float64(max(k.prob.CapLimits[cp], 0)))
 	}
 	return lpMax(c, a, b) * (1 + 1e-9)
 }
 
 // buildSurrogates prepares the weightings: each dimension alone, and all of them together,
 // each normalised by the shape's capacity.
-func (k *intKnapsack) buildSurrogates(alloc vec, mixtures bool) {
-	p := k.p
+func (k *Solver) buildSurrogates(mixtures bool) {
+	p, alloc := k.prob, k.prob.Capacity
 	k.surr = k.surr[:0]
 	var all []float64
 	for d, c := range alloc {
@@ -417,7 +464,7 @@ func (k *intKnapsack) buildSurrogates(alloc vec, mixtures bool) {
 		}
 		used := false
 		for _, it := range k.items {
-			if p.groups[it.g].req[d] > 0 {
+			if p.Items[it.src].Req[d] > 0 {
 				used = true
 				break
 			}
@@ -460,10 +507,10 @@ func (k *intKnapsack) buildSurrogates(alloc vec, mixtures bool) {
 
 // addSurrogate adds the weighting mu: each item's weight under it, and the items by value per
 // weight, best first.
-func (k *intKnapsack) addSurrogate(mu []float64) {
+func (k *Solver) addSurrogate(mu []float64) {
 	sg := surrogate{mu: mu, w: make([]float64, len(k.items)), order: make([]int, len(k.items))}
 	for j, it := range k.items {
-		req := k.p.groups[it.g].req
+		req := k.prob.Items[it.src].Req
 		for d, m := range mu {
 			if m > 0 {
 				sg.w[j] += m * float64(req[d])
@@ -487,7 +534,7 @@ func (k *intKnapsack) addSurrogate(mu []float64) {
 
 // keepTightest keeps the n surrogates whose bound at the root (an empty node of capacity
 // alloc) is smallest.
-func (k *intKnapsack) keepTightest(alloc vec, n int) {
+func (k *Solver) keepTightest(alloc []int64, n int) {
 	k.free = append(k.free[:0], alloc...)
 	rootB := make([]float64, len(k.surr))
 	idx := make([]int, len(k.surr))
@@ -504,7 +551,7 @@ func (k *intKnapsack) keepTightest(alloc vec, n int) {
 }
 
 // bound returns value plus the most items i… could still add, by the tightest surrogate.
-func (k *intKnapsack) bound(i int, value float64) float64 {
+func (k *Solver) bound(i int, value float64) float64 {
 	best := math.Inf(1)
 	for si := range k.surr {
 		best = min(best, k.boundWith(&k.surr[si], i))
@@ -523,7 +570,7 @@ func (k *intKnapsack) bound(i int, value float64) float64 {
 //
 // Without shared caps each surrogate's bound is a greedy fill, which stops as soon as it
 // passes best (it only grows from there): the answer is the full bound's, found sooner.
-func (k *intKnapsack) prunes(i int, value, best float64) bool {
+func (k *Solver) prunes(i int, value, best float64) bool {
 	if len(k.surr) == 0 {
 		return k.bound(i, value) <= best
 	}
@@ -545,7 +592,7 @@ func (k *intKnapsack) prunes(i int, value, best float64) bool {
 
 // fillPasses reports whether value plus boundWith's greedy fill of items i… under sg passes
 // best; for items without shared caps only.
-func (k *intKnapsack) fillPasses(sg *surrogate, i int, value, best float64) bool {
+func (k *Solver) fillPasses(sg *surrogate, i int, value, best float64) bool {
 	room := 0.0
 	for d, m := range sg.mu {
 		if m > 0 {
@@ -588,10 +635,10 @@ func (k *intKnapsack) fillPasses(sg *surrogate, i int, value, best float64) bool
 //
 // which is at least the LP optimum for every λ ≥ 0 (weak duality) and equals the greedy fill
 // when no cap binds. An item under several caps counts against its first only: a relaxation.
-func (k *intKnapsack) boundWith(sg *surrogate, i int) float64 {
+func (k *Solver) boundWith(sg *surrogate, i int) float64 {
 	k.capLeft = k.capLeft[:0]
 	for ci, c := range k.caps {
-		k.capLeft = append(k.capLeft, float64(max(c.limit-k.capUsed[ci], 0)))
+		k.capLeft = append(k.capLeft, float64(max(k.prob.CapLimits[c]-k.capUsed[ci], 0)))
 	}
 	room := 0.0
 	for d, m := range sg.mu {
@@ -609,7 +656,7 @@ func (k *intKnapsack) boundWith(sg *surrogate, i int) float64 {
 // greedyFill fills room with items i… by value per surrogate weight, caps ignored: it returns
 // the value added, the critical density λ where the room ran out, and whether any item
 // visited has a shared cap (then the value is not a bound).
-func (k *intKnapsack) greedyFill(sg *surrogate, i int, room float64) (add, lambda float64, capped bool) {
+func (k *Solver) greedyFill(sg *surrogate, i int, room float64) (add, lambda float64, capped bool) {
 	left := room
 	for _, j := range sg.order {
 		if j < i {
@@ -640,7 +687,7 @@ func (k *intKnapsack) greedyFill(sg *surrogate, i int, room float64) (add, lambd
 
 // cappedBound is boundWith's Lagrangian at density lambda, with k.capLeft the room each
 // shared cap has left.
-func (k *intKnapsack) cappedBound(sg *surrogate, i int, room, lambda float64) float64 {
+func (k *Solver) cappedBound(sg *surrogate, i int, room, lambda float64) float64 {
 	total := lambda * max(room, 0)
 	// Reduced values of the capped items, gathered per (first) cap.
 	k.red = k.red[:0]
@@ -684,7 +731,7 @@ type capItem struct {
 }
 
 // dfs explores items i… with the current value; it reports true when the node budget ran out.
-func (k *intKnapsack) dfs(s *shape, i int, value float64) bool {
+func (k *Solver) dfs(i int, value float64) bool {
 	k.nodes++
 	if value > k.bestV+1e-15 {
 		k.bestV = value
@@ -697,9 +744,9 @@ func (k *intKnapsack) dfs(s *shape, i int, value float64) bool {
 		return true
 	}
 	it := k.items[i]
-	g := k.p.groups[it.g]
-	kmax := maxCopies(g.req, k.free, min(it.maxk, g.room(k.cur, "")))
-	if kmax > 0 && !k.p.canJoin(s, it.e, k.cur) {
+	req := k.prob.Items[it.src].Req
+	kmax := MaxCopies(req, k.free, min(it.maxk, k.room(i)))
+	if kmax > 0 && !k.canJoin(it.src) {
 		kmax = 0
 	}
 	// The last item adds value and nothing after it needs its room: fewer copies than fit are
@@ -710,15 +757,15 @@ func (k *intKnapsack) dfs(s *shape, i int, value float64) bool {
 	}
 	for c := kmax; c >= low; c-- {
 		if c > 0 {
-			k.free.addScaled(g.req, -c)
-			k.cur = append(k.cur, placement{g: it.g, k: c})
+			addScaled(k.free, req, -c)
+			k.cur = append(k.cur, pick{src: it.src, n: c})
 			for _, ci := range k.itemCaps[i] {
 				k.capUsed[ci] += c
 			}
 		}
-		out := k.dfs(s, i+1, value+float64(c)*it.v)
+		out := k.dfs(i+1, value+float64(c)*it.v)
 		if c > 0 {
-			k.free.addScaled(g.req, c)
+			addScaled(k.free, req, c)
 			k.cur = k.cur[:len(k.cur)-1]
 			for _, ci := range k.itemCaps[i] {
 				k.capUsed[ci] -= c
@@ -729,4 +776,52 @@ func (k *intKnapsack) dfs(s *shape, i int, value float64) bool {
 		}
 	}
 	return false
+}
+
+// room is how many copies of loaded item i its shared caps still admit beside the partial
+// set (its own per-node cap is in its Max).
+func (k *Solver) room(i int) int64 {
+	r := int64(math.MaxInt64)
+	for _, ci := range k.itemCaps[i] {
+		r = min(r, k.prob.CapLimits[k.caps[ci]]-k.capUsed[ci])
+	}
+	return max(r, 0)
+}
+
+// canJoin reports whether item src may join the items of the partial set.
+func (k *Solver) canJoin(src int) bool {
+	if k.prob.Conflict == nil {
+		return true
+	}
+	for _, x := range k.cur {
+		if x.src != src && k.prob.Conflict(src, x.src) {
+			return false
+		}
+	}
+	return true
+}
+
+// MaxCopies returns how many copies of req fit into free (capped at limit).
+func MaxCopies(req, free []int64, limit int64) int64 {
+	n := limit
+	for d, r := range req {
+		if r <= 0 {
+			if free[d] < 0 {
+				return 0
+			}
+			continue
+		}
+		n = min(n, free[d]/r)
+		if n <= 0 {
+			return 0
+		}
+	}
+	return n
+}
+
+// addScaled adds c copies of req to v.
+func addScaled(v, req []int64, c int64) {
+	for d, r := range req {
+		v[d] += c * r
+	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/nodeplan/nodeplan"
 )
 
-// TestKnapsackSearchFindsWhatBeatsTarget: the pricing search (pruned at its target) finds a
+// TestKnapsackSearchFindsWhatBeatsTarget: on a column family, the pricing search (pruned at its target) finds a
 // pattern worth more than the target exactly when the exact search's best is, and then the
 // same value; it proves its answer when it finishes.
 func TestKnapsackSearchFindsWhatBeatsTarget(t *testing.T) {
@@ -39,13 +39,13 @@ func TestKnapsackSearchFindsWhatBeatsTarget(t *testing.T) {
 			v[r] = rapid.Float64Range(0, 1).Draw(rt, fmt.Sprintf("v-%d", r))
 		}
 		f := &fams[0]
-		ks := &intKnapsack{p: p}
-		_, best, upper := ks.solve(f, v, counts, math.MaxInt32, 0)
+		ks := p.newPricer()
+		_, best, upper := ks.solve(f, v, math.MaxInt32, 0)
 		if upper > best*(1+1e-9)+1e-12 {
 			rt.Fatalf("exact solve not finished: best %v, upper %v", best, upper)
 		}
 		target := best * rapid.Float64Range(0.5, 1.5).Draw(rt, "target")
-		pat, val, proved := ks.search(f, v, counts, math.MaxInt32, 0, target)
+		pat, val, proved := ks.search(f, v, math.MaxInt32, 0, target)
 		if !proved {
 			rt.Fatalf("search with an unlimited budget did not prove its answer")
 		}

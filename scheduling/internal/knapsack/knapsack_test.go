@@ -1,0 +1,212 @@
+package knapsack
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// drawProblem draws a small knapsack: two or three resources, up to four items with a few
+// copies each, maybe a shared cap and a conflicting pair.
+func drawProblem(t *rapid.T) *Problem {
+	nd := rapid.IntRange(2, 3).Draw(t, "resources")
+	p := &Problem{Capacity: make([]int64, nd)}
+	for d := range p.Capacity {
+		p.Capacity[d] = int64(rapid.IntRange(4, 16).Draw(t, fmt.Sprintf("cap-%d", d)))
+	}
+	n := rapid.IntRange(1, 4).Draw(t, "items")
+	if rapid.Bool().Draw(t, "shared cap") {
+		p.CapLimits = []int64{int64(rapid.IntRange(0, 3).Draw(t, "cap limit"))}
+	}
+	for j := range n {
+		it := Item{ID: 10 * (j + 1), Value: rapid.Float64Range(-0.2, 1).Draw(t, fmt.Sprintf("value-%d", j)),
+			Req: make([]int64, nd), Max: int64(rapid.IntRange(1, 5).Draw(t, fmt.Sprintf("max-%d", j)))}
+		size := 0.0
+		for d := range it.Req {
+			it.Req[d] = int64(rapid.IntRange(0, 6).Draw(t, fmt.Sprintf("req-%d-%d", j, d)))
+			size += float64(it.Req[d]) / float64(p.Capacity[d])
+		}
+		it.Size = max(size, 1e-12)
+		if p.CapLimits != nil && rapid.Bool().Draw(t, fmt.Sprintf("capped-%d", j)) {
+			it.Caps = []int{0}
+		}
+		p.Items = append(p.Items, it)
+	}
+	if n >= 2 && rapid.Bool().Draw(t, "conflict") {
+		a, b := p.Items[0].ID, p.Items[1].ID
+		p.Conflict = func(x, y int) bool {
+			ix, iy := p.Items[x].ID, p.Items[y].ID
+			return (ix == a && iy == b) || (ix == b && iy == a)
+		}
+	}
+	return p
+}
+
+// bruteForce is the best value over every count vector within the room, the counts, the
+// shared caps and the conflicts.
+func bruteForce(p *Problem) float64 {
+	best := 0.0
+	counts := make([]int64, len(p.Items))
+	var rec func(j int)
+	rec = func(j int) {
+		if j == len(p.Items) {
+			if v, ok := worth(p, counts); ok {
+				best = max(best, v)
+			}
+			return
+		}
+		for c := int64(0); c <= p.Items[j].Max; c++ {
+			counts[j] = c
+			rec(j + 1)
+		}
+		counts[j] = 0
+	}
+	rec(0)
+	return best
+}
+
+// worth is the value of counts (by item index) and whether they are a valid set.
+func worth(p *Problem, counts []int64) (float64, bool) {
+	used := make([]int64, len(p.Capacity))
+	capUsed := make([]int64, len(p.CapLimits))
+	v := 0.0
+	for j, c := range counts {
+		if c == 0 {
+			continue
+		}
+		if c > p.Items[j].Max || p.Items[j].Value <= 0 {
+			return 0, false
+		}
+		for d, r := range p.Items[j].Req {
+			used[d] += c * r
+		}
+		for _, ci := range p.Items[j].Caps {
+			capUsed[ci] += c
+		}
+		for i, o := range counts {
+			if i != j && o > 0 && p.Conflict != nil && p.Conflict(j, i) {
+				return 0, false
+			}
+		}
+		v += float64(c) * p.Items[j].Value
+	}
+	for d := range used {
+		if used[d] > p.Capacity[d] {
+			return 0, false
+		}
+	}
+	for ci := range capUsed {
+		if capUsed[ci] > p.CapLimits[ci] {
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// countsOf maps picks back to counts by item index.
+func countsOf(t *rapid.T, p *Problem, picks []Pick) []int64 {
+	counts := make([]int64, len(p.Items))
+	for _, x := range picks {
+		found := false
+		for j, it := range p.Items {
+			if it.ID == x.ID {
+				counts[j] += x.N
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("pick of unknown ID %d", x.ID)
+		}
+	}
+	return counts
+}
+
+// TestSolveIsExact: with budget to finish, Solve finds the brute-force optimum, its picks are
+// a valid set worth what it says, and its bound (and Bound/Refine's) is no less.
+func TestSolveIsExact(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := drawProblem(t)
+		want := bruteForce(p)
+		var s Solver
+		picks, got, upper := s.Solve(p, math.MaxInt32, 0)
+		if math.Abs(got-want) > 1e-9 {
+			t.Fatalf("Solve = %v, brute force %v", got, want)
+		}
+		if v, ok := worth(p, countsOf(t, p, picks)); !ok || math.Abs(v-got) > 1e-9 {
+			t.Fatalf("picks %v: valid %v, worth %v, Solve says %v", picks, ok, v, got)
+		}
+		if upper < want-1e-9 {
+			t.Fatalf("Solve's bound %v below the optimum %v", upper, want)
+		}
+		if b := s.Bound(p); b < want-1e-9 {
+			t.Fatalf("Bound %v below the optimum %v", b, want)
+		}
+		if r, _ := s.Refine(p); r < want-1e-9 {
+			t.Fatalf("Refine %v below the optimum %v", r, want)
+		}
+	})
+}
+
+// TestSolveOutOfBudgetStillBounds: a search cut short returns a valid set and a bound no less
+// than the optimum (over every item when all are loaded).
+func TestSolveOutOfBudgetStillBounds(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := drawProblem(t)
+		want := bruteForce(p)
+		var s Solver
+		topK := rapid.IntRange(0, 2).Draw(t, "topK")
+		picks, got, upper := s.Solve(p, rapid.IntRange(0, 3).Draw(t, "budget"), topK)
+		if v, ok := worth(p, countsOf(t, p, picks)); !ok || math.Abs(v-got) > 1e-9 || got > want+1e-9 {
+			t.Fatalf("picks %v: valid %v, worth %v, Solve says %v, optimum %v", picks, ok, v, got, want)
+		}
+		if topK == 0 && upper < want-1e-9 {
+			t.Fatalf("bound %v below the optimum %v", upper, want)
+		}
+	})
+}
+
+// TestSearchFindsWhatBeatsTarget: Search finds the optimum whenever it beats the target, never
+// more than the optimum, and proves its answer when it finishes.
+func TestSearchFindsWhatBeatsTarget(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := drawProblem(t)
+		want := bruteForce(p)
+		target := want * rapid.Float64Range(0.5, 1.5).Draw(t, "target")
+		var s Solver
+		picks, got, proved := s.Search(p, math.MaxInt32, 0, target)
+		if !proved {
+			t.Fatalf("Search with an unlimited budget did not prove its answer")
+		}
+		if v, ok := worth(p, countsOf(t, p, picks)); !ok || math.Abs(v-got) > 1e-9 {
+			t.Fatalf("picks %v: valid %v, worth %v, Search says %v", picks, ok, v, got)
+		}
+		if want > target*(1+1e-9) && math.Abs(got-want) > 1e-9 {
+			t.Fatalf("optimum %v beats target %v, Search found %v", want, target, got)
+		}
+		if got > want+1e-9 {
+			t.Fatalf("Search found %v, above the optimum %v", got, want)
+		}
+	})
+}
+
+// BenchmarkSolvePricing is a pricing problem as the LP's small cases pose it: six kinds of
+// pod on a 64-cpu node, hundreds of copies fitting, values near the node's price.
+func BenchmarkSolvePricing(b *testing.B) {
+	const gi = 1 << 30
+	p := &Problem{Capacity: []int64{63_770, 250 * gi, 234}}
+	for j, r := range [][2]int64{{100, gi / 4}, {250, gi / 2}, {500, gi}, {1000, 2 * gi}, {2000, 8 * gi}, {1500, 3 * gi}} {
+		size := float64(r[0])/63_770 + float64(r[1])/(250*gi) + 1.0/234
+		p.Items = append(p.Items, Item{ID: j, Value: 0.0034 * size * (1 + 0.07*float64(j%3)), Req: []int64{r[0], r[1], 1}, Max: 234, Size: size})
+	}
+	var s Solver
+	nodes := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		w := s.Work
+		s.Solve(p, 1000, 0)
+		nodes += s.Work - w
+	}
+	b.ReportMetric(float64(nodes)/float64(b.N), "work/op")
+}
