@@ -158,8 +158,10 @@ func (c *Controller) explain(blocked []disruption.Blocked) {
 		}
 		switch b.Code {
 		case disruption.CodeConsolidateAfter, disruption.CodeNotInitialized, disruption.CodeDisrupting,
-			disruption.CodeNotEvaluated, disruption.CodeOutranked:
+			disruption.CodeNotEvaluated, disruption.CodeOutranked, disruption.CodeDependsOnPass:
 			continue // transient: an event would be noise
+		case disruption.CodeMethodNotRun:
+			continue // the planner's configuration (--planner emptiness), the same on every node
 		}
 		c.mu.Lock()
 		same := c.lastBlock[b.Node] == b.Message
