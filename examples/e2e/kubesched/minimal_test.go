@@ -100,6 +100,20 @@ func TestMinimalCases(t *testing.T) {
 		"start-after-follower": {seed: 8, class: knownSelfAffinitySplit,
 			keys: []string{"default/diverse-host-affinity-4", "default/diverse-host-affinity-6", "default/diverse-generic-13", "default/diverse-host-spread-13",
 				"default/diverse-host-affinity-13", "default/diverse-zone-affinity-13", "default/diverse-host-anti-13", "default/diverse-zone-spread-14", "default/diverse-host-spread-14"}},
+		// Two zone spreads over my-label=f and my-label=g whose carriers are labelled g and f:
+		// pn6lp (f, over g) in us-east-1a needed 5phsr (g, over f) in us-east-1b bound first,
+		// and 5phsr needed pn6lp. Fixed: the solver takes back a pod wherever carriers could
+		// wait on each other (scheduling/spreadwait.go).
+		"spread-carriers-waiting": {seed: 108, class: knownSpreadWaits,
+			keys: []string{"default/diverse-generic-0", "default/diverse-zone-spread-0", "default/diverse-generic-1", "default/diverse-zone-spread-1",
+				"default/diverse-generic-3", "default/diverse-host-spread-3", "default/diverse-generic-4", "default/diverse-zone-spread-4",
+				"default/diverse-host-spread-5", "default/diverse-generic-6", "default/diverse-zone-spread-6", "default/diverse-host-spread-6",
+				"default/diverse-generic-7", "default/diverse-zone-spread-7", "default/diverse-generic-8", "default/diverse-zone-spread-8",
+				"default/diverse-host-spread-8", "default/diverse-generic-9", "default/diverse-zone-spread-9", "default/diverse-generic-10",
+				"default/diverse-zone-spread-10", "default/diverse-host-spread-10", "default/diverse-zone-spread-11", "default/diverse-host-spread-11",
+				"default/diverse-generic-12", "default/diverse-generic-13", "default/diverse-zone-spread-13", "default/diverse-host-spread-13",
+				"default/diverse-host-spread-14", "default/diverse-zone-spread-15", "default/diverse-host-spread-15", "default/diverse-zone-spread-16",
+				"default/diverse-extra-0"}},
 		"spread-non-carrier": {seed: 0, pods: 120, class: knownSpreadNonCarrier,
 			keys: []string{"shop/app-6-0", "shop/app-6-1", "default/diverse-generic-0", "default/diverse-zone-spread-2", "default/diverse-host-spread-2"}},
 	}
