@@ -144,7 +144,7 @@ func (p *problem) followOnNode(ask affinityAsk, indep, co []*group) {
 			p.singleStates = map[*corev1.Pod]*singleState{}
 		}
 		if p.singleStates[key] == nil {
-			p.singleStates[key] = &singleState{}
+			p.singleStates[key] = &singleState{rep: key}
 		}
 		g.single = p.singleStates[key]
 	case len(co) > 0:

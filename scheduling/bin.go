@@ -11,7 +11,8 @@ import (
 )
 
 // bin is room that already exists: a registered node, or an in-flight claim whose node has not
-// registered yet. Pending pods fill bins before any new node is planned.
+// registered yet. Pending pods fill bins before any new node is planned. A bin is part of the
+// model: what the solve places on it, and the room left, are its binState in packState.bins.
 type bin struct {
 	name     string
 	inflight bool
@@ -19,11 +20,9 @@ type bin struct {
 	labels   map[string]string
 	taints   []corev1.Taint
 	p        *problem
-	free     vec
-	free0    vec // free before this solve placed anything: what the lower bound counts
+	free0    vec // free before this solve placed anything: where packState starts, what the lower bound counts
 	ports    []nodeplan.HostPort
 	pods     []*corev1.Pod // bound pods (existing nodes)
-	placed   []placement
 }
 
 // placement is k pods of group g.
@@ -68,7 +67,7 @@ func (p *problem) buildBins(in *Input) error {
 	}
 	// Best fit: the fullest room first, so big holes stay for big pods.
 	slices.SortStableFunc(p.bins, func(a, b *bin) int {
-		return cmp.Or(cmp.Compare(a.free[dimCPU], b.free[dimCPU]), cmp.Compare(a.free[dimMemory], b.free[dimMemory]), strings.Compare(a.name, b.name))
+		return cmp.Or(cmp.Compare(a.free0[dimCPU], b.free0[dimCPU]), cmp.Compare(a.free0[dimMemory], b.free0[dimMemory]), strings.Compare(a.name, b.name))
 	})
 	return nil
 }
@@ -77,7 +76,7 @@ func (p *problem) buildBins(in *Input) error {
 // its allocatable less its running pods and the DaemonSet pods still to come.
 func (p *problem) nodeBin(n *Node, pl *pool) *bin {
 	node := n.Node
-	b := &bin{name: node.Name, free: p.dims.vec(node.Status.Allocatable), pods: n.Pods, labels: node.Labels, p: p}
+	b := &bin{name: node.Name, free0: p.dims.vec(node.Status.Allocatable), pods: n.Pods, labels: node.Labels, p: p}
 	labels := map[string]string{metadataName: node.Name}
 	for k, v := range node.Labels {
 		labels[k] = v
@@ -98,7 +97,7 @@ func (p *problem) nodeBin(n *Node, pl *pool) *bin {
 		if nodeplan.PodTerminal(pod) {
 			continue
 		}
-		b.free.sub(p.dims.vec(nodeplan.PodRequests(pod)))
+		b.free0.sub(p.dims.vec(nodeplan.PodRequests(pod)))
 		b.ports = append(b.ports, nodeplan.PodHostPorts(pod)...)
 		if ds := nodeplan.DaemonSetOf(pod); ds != "" {
 			running[pod.Namespace+"/"+ds] = true
@@ -107,11 +106,10 @@ func (p *problem) nodeBin(n *Node, pl *pool) *bin {
 	// DaemonSet pods not running yet will come; their room is not free.
 	for _, d := range p.daemons {
 		if !running[d.name] && d.runsOnLabels(node.Labels, b.taints) {
-			b.free.sub(d.req)
+			b.free0.sub(d.req)
 			b.ports = append(b.ports, d.ports...)
 		}
 	}
-	b.free0 = b.free.clone()
 	return b
 }
 
@@ -134,9 +132,8 @@ func (p *problem) claimBin(in *Input, c *nodeplan.NodeClaim, pl *pool, alloc vec
 		labels[nodeplan.LabelCapacityType] = string(c.Status.CapacityType)
 	}
 	b := &bin{name: c.Name, inflight: true, reqs: c.Requirements.Intersect(nodeplan.RequirementsFromLabels(labels)), taints: c.Taints, labels: labels, p: p}
-	b.free = alloc
-	b.free.sub(p.dims.vec(c.Resources))
-	b.free0 = b.free.clone()
+	b.free0 = alloc
+	b.free0.sub(p.dims.vec(c.Resources))
 	return b
 }
 
@@ -197,9 +194,10 @@ func hasTaint(taints []corev1.Taint, key string) bool {
 	return slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.Key == key })
 }
 
-// admits reports whether pods of group g may go on the bin, ignoring room.
-func (b *bin) admits(g *group) bool {
-	return g.room(b.placed, b.name) > 0 && b.mayHold(g)
+// admits reports whether pods of group g may go on the bin, with placed already there, ignoring
+// room.
+func (b *bin) admits(g *group, placed []placement) bool {
+	return g.room(placed, b.name) > 0 && b.mayHold(g)
 }
 
 // mayHold is admits without the per-node caps: whether the node could take the group at all,

@@ -21,18 +21,19 @@ var reasonRank = map[Reason]int{
 }
 
 // explain says why group g's remaining pods were not placed: one reason per NodePool, the most
-// telling first, and the code of the most telling.
-func (p *problem) explain(g *group) (Reason, []PoolReason) {
+// telling first, and the code of the most telling. Of the packing state it reads only
+// st.singlePlaced and st.minValuesHit.
+func (p *problem) explain(st *packState, g *group) (Reason, []PoolReason) {
 	if len(p.pools) == 0 {
 		r := PoolReason{Code: ReasonNoNodePool, Message: "no NodePool exists, and no existing node has room"}
 		return r.Code, []PoolReason{r}
 	}
-	if r, ok := p.topologyReason(g); ok {
+	if r, ok := p.topologyReason(st, g); ok {
 		return r.Code, []PoolReason{r}
 	}
 	var out []PoolReason
 	for _, pl := range p.pools {
-		code, msg := p.explainPool(g, pl)
+		code, msg := p.explainPool(st, g, pl)
 		out = append(out, PoolReason{NodePool: pl.np.Name, Code: code, Message: "nodepool " + pl.np.Name + ": " + msg})
 	}
 	slices.SortStableFunc(out, func(a, b PoolReason) int { return cmp.Compare(reasonRank[b.Code], reasonRank[a.Code]) })
@@ -40,11 +41,11 @@ func (p *problem) explain(g *group) (Reason, []PoolReason) {
 }
 
 // topologyReason explains pods held back by a pod-level constraint, whatever the pools.
-func (p *problem) topologyReason(g *group) (PoolReason, bool) {
+func (p *problem) topologyReason(st *packState, g *group) (PoolReason, bool) {
 	switch {
 	case g.blocked != nil:
 		return PoolReason{Code: g.blocked.code, Message: g.blocked.msg}, true
-	case g.single != nil && g.single.placed:
+	case g.single != nil && st.singlePlaced[g.single]:
 		return PoolReason{Code: ReasonPodAffinity, Message: "pod affinity on " + nodeplan.LabelHostname +
 			" with its own group: every pod must share the node the first one goes to, and it is full"}, true
 	case g.noNew:
@@ -60,12 +61,12 @@ func (p *problem) topologyReason(g *group) (PoolReason, bool) {
 // explainPool says why pool pl places none of the group's pods, checking in the order a
 // newcomer would: taints, the pool's own requirements, instance-type labels, room for one pod
 // net of DaemonSets, host ports, and offerings.
-func (p *problem) explainPool(g *group, pl *pool) (Reason, string) {
+func (p *problem) explainPool(st *packState, g *group, pl *pool) (Reason, string) {
 	if t, blocked := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints); blocked {
 		return ReasonTaint, fmt.Sprintf("taint %s not tolerated", nodeplan.TaintString(t))
 	}
 	if p.poolOK[g.id][pl.idx] {
-		return p.explainStopped(g, pl)
+		return p.explainStopped(st, g, pl)
 	}
 	if r, msg, ok := poolRequirementsMiss(g, pl); ok {
 		return r, msg
@@ -102,8 +103,8 @@ func (p *problem) explainPool(g *group, pl *pool) (Reason, string) {
 
 // explainStopped explains a pool the group fits but that placed none of its pods: minValues or
 // a limit.
-func (p *problem) explainStopped(g *group, pl *pool) (Reason, string) {
-	if p.minValuesHit[g.id] {
+func (p *problem) explainStopped(st *packState, g *group, pl *pool) (Reason, string) {
+	if st.minValuesHit[g.id] {
 		var mv []string
 		for _, r := range pl.minValues {
 			mv = append(mv, fmt.Sprintf("%s minValues %d", r.Key, r.MinValues))

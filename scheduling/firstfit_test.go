@@ -19,16 +19,17 @@ func firstFitCost(t *testing.T, in Input) (float64, int) {
 		t.Fatal(err)
 	}
 	p.setValues(p.pureValues())
-	p.placeOnBins()
-	rem := slices.Clone(p.remaining)
+	st := p.newPackState()
+	p.placeOnBins(st)
+	rem := slices.Clone(st.remaining)
 	var claims []*claim
 	for _, pl := range p.pools {
 		claims = append(claims, p.packFFD(pl, rem)...)
 	}
-	p.claims = claims
-	copy(p.remaining, rem)
-	p.enforceTopology()
-	res := p.result(p.rejectMinValues())
+	st.claims = claims
+	copy(st.remaining, rem)
+	p.enforceTopology(st)
+	res := p.result(st, p.rejectMinValues(st))
 	return res.Cost, len(res.Unschedulable)
 }
 

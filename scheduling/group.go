@@ -51,7 +51,8 @@ type group struct {
 	caps   []*nodeCap
 	noNew  bool
 	// single, when set, is shared by every subgroup of a group whose pods must all share one
-	// node (hostname affinity with itself): once placed, the rest cannot go elsewhere.
+	// node (hostname affinity with itself): once placed (packState.singlePlaced), the rest
+	// cannot go elsewhere.
 	single  *singleState
 	with    *group
 	partner *partnerReq
@@ -70,8 +71,10 @@ type partnerReq struct {
 	key, value string
 }
 
-// singleState records whether a one-node group has its node.
-type singleState struct{ placed bool }
+// singleState names the pods that must share one node: the subgroups of one group (and its
+// co-carriers), by the representative pod of the first. Whether they have their node is
+// packing state (packState.singlePlaced).
+type singleState struct{ rep *corev1.Pod }
 
 // groupPods sorts pending pods into groups: pods with the same group key (appendGroupKey) are
 // one group. The key holds only the facts scheduling looks at, each in a canonical form, so

@@ -17,10 +17,10 @@ func (p *problem) groupsByValue() []*group {
 	return gs
 }
 
-// result turns the working state into a Result, with requests[i] the launch request of
-// p.claims[i] (see rejectMinValues): pods are handed out to bins and claims in group order, so
-// equal inputs give equal results. It decides nothing.
-func (p *problem) result(requests []NewNodeClaim) Result {
+// result turns the packing state into a Result, with requests[i] the launch request of
+// st.claims[i] (see rejectMinValues): pods are handed out to bins and claims in group order, so
+// equal inputs give equal results. It only reads st, and decides nothing.
+func (p *problem) result(st *packState, requests []NewNodeClaim) Result {
 	var res Result
 	cursor := make([]int, len(p.groups))
 	take := func(g int, k int64) []string {
@@ -28,12 +28,13 @@ func (p *problem) result(requests []NewNodeClaim) Result {
 		cursor[g] += int(k)
 		return keys
 	}
-	for _, b := range p.bins {
-		if len(b.placed) == 0 {
+	for i, b := range p.bins {
+		placed := st.bins[i].placed
+		if len(placed) == 0 {
 			continue
 		}
 		pl := Placement{Name: b.name}
-		for _, x := range b.placed {
+		for _, x := range placed {
 			pl.Pods = append(pl.Pods, take(x.g, x.k)...)
 		}
 		slices.Sort(pl.Pods)
@@ -47,7 +48,7 @@ func (p *problem) result(requests []NewNodeClaim) Result {
 	slices.SortFunc(res.Existing, byName)
 	slices.SortFunc(res.InFlight, byName)
 
-	for i, c := range p.claims {
+	for i, c := range st.claims {
 		nc := requests[i]
 		for _, x := range c.placed {
 			nc.Pods = append(nc.Pods, take(x.g, x.k)...)
@@ -58,11 +59,11 @@ func (p *problem) result(requests []NewNodeClaim) Result {
 		res.NodeCost += c.shape.pool.nodeCost
 	}
 	for _, g := range p.groups {
-		n := p.remaining[g.id]
+		n := st.remaining[g.id]
 		if n == 0 {
 			continue
 		}
-		code, pools := p.explain(g)
+		code, pools := p.explain(st, g)
 		msg := make([]string, len(pools))
 		for i, r := range pools {
 			msg[i] = r.Message
@@ -77,15 +78,15 @@ func (p *problem) result(requests []NewNodeClaim) Result {
 
 // rejectMinValues builds every planned claim's launch request and takes back the pods of the
 // claims whose instance-type options cannot meet their pool's minValues together: those pods
-// stay pending (ReasonMinValues), and the claims are dropped. It returns the requests of the
-// claims kept, in p.claims order.
-func (p *problem) rejectMinValues() []NewNodeClaim {
-	p.finishLimits()
+// return to st.remaining with their groups marked in st.minValuesHit (ReasonMinValues), and the
+// claims leave st.claims. It returns the requests of the claims kept, in st.claims order.
+func (p *problem) rejectMinValues(st *packState) []NewNodeClaim {
+	p.finishLimits(st.claims)
 	// Claims with the same shape, offerings and pods get the same launch request: build it once.
 	memo := map[string]memoClaim{}
-	requests := make([]NewNodeClaim, 0, len(p.claims))
-	kept := p.claims[:0]
-	for _, c := range p.claims {
+	requests := make([]NewNodeClaim, 0, len(st.claims))
+	kept := st.claims[:0]
+	for _, c := range st.claims {
 		key := claimKey(c)
 		mc, seen := memo[key]
 		if !seen {
@@ -94,18 +95,15 @@ func (p *problem) rejectMinValues() []NewNodeClaim {
 		}
 		if !mc.ok {
 			for _, x := range c.placed {
-				p.remaining[x.g] += x.k
-				if p.minValuesHit == nil {
-					p.minValuesHit = map[int]bool{}
-				}
-				p.minValuesHit[x.g] = true
+				st.remaining[x.g] += x.k
+				st.minValuesHit[x.g] = true
 			}
 			continue
 		}
 		kept = append(kept, c)
 		requests = append(requests, mc.nc.clone())
 	}
-	p.claims = kept
+	st.claims = kept
 	return requests
 }
 
@@ -141,12 +139,12 @@ func (c NewNodeClaim) clone() NewNodeClaim {
 	return c
 }
 
-// finishLimits computes, per pool, how much each claim may grow past the type it is costed at
-// if the provider falls back to a bigger option: an equal share of the slack the limits leave,
-// so that even if every claim fell back, the limits would hold.
-func (p *problem) finishLimits() {
+// finishLimits computes, per pool, how much each of the planned claims may grow past the type
+// it is costed at if the provider falls back to a bigger option: an equal share of the slack the
+// limits leave, so that even if every claim fell back, the limits would hold.
+func (p *problem) finishLimits(claims []*claim) {
 	count := make([]int64, len(p.pools))
-	for _, c := range p.claims {
+	for _, c := range claims {
 		count[c.shape.pool.idx]++
 	}
 	p.growth = make([]vec, len(p.pools))

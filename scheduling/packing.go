@@ -7,7 +7,8 @@ import (
 // Packing new nodes, pool by pool. The packers (roundPatterns and packPool, packFFD, the local
 // search in improve.go) write three things: the claims they return, the remaining pod counts
 // they are handed, and the pool's usage against its limits. A packing is those three as a
-// value, so two packers can each start from the same one and the cheaper result be kept.
+// value, so two packers can each start from the same one and the cheaper result be kept; only
+// commitPacking writes the chosen one into the packState.
 
 // poolUsage is what a pool's nodes — existing, in flight and planned — take against its limits.
 type poolUsage struct {
@@ -38,15 +39,17 @@ func runPacker(pl *pool, from packing, pack func(rem []int64) []*claim) packing 
 	return packing{claims: claims, rem: rem, usage: pl.usage()}
 }
 
-// packNewNodes plans new nodes in pool pl for the pods left that the pool may take, and
-// commits the plan to p.claims, p.remaining and the pool's usage. global is the column
+// packNewNodes plans new nodes in pool pl for the pods left that the pool may take (it reads
+// st.remaining and st.singlePlaced), and commits the plan (commitPacking): st.claims,
+// st.remaining, st.dropped, st.singlePlaced and the pool's usage. global is the column
 // generation over every group (reused when this pool has all of them), counts each group's
-// pending pods.
-func (p *problem) packNewNodes(pl *pool, global cgResult, counts []int64) {
-	rem, same := p.poolShare(pl, counts)
+// pending pods. Where the pool's LP is its own, it re-values the groups (setValues).
+func (p *problem) packNewNodes(st *packState, pl *pool, global cgResult, counts []int64) {
+	rem, same := p.poolShare(st.remaining, pl, counts)
 	if rem == nil {
 		return
 	}
+	share := slices.Clone(rem)
 	cg := global
 	if same && len(p.pools) > 1 {
 		// An earlier pool's own LP may have set the values: this pool's are the global LP's.
@@ -58,7 +61,7 @@ func (p *problem) packNewNodes(pl *pool, global cgResult, counts []int64) {
 		p.setValues(cg.values)
 	}
 	for _, g := range p.groups {
-		if g.single != nil && g.single.placed {
+		if g.single != nil && st.singlePlaced[g.single] {
 			p.drop(rem, g.id)
 		}
 	}
@@ -90,7 +93,7 @@ func (p *problem) packNewNodes(pl *pool, global cgResult, counts []int64) {
 			best = alt
 		}
 	}
-	p.commitPacking(pl, best)
+	p.commitPacking(st, pl, share, best)
 }
 
 // poolShare returns the remaining pods of the groups pool pl may take (nil when there are
@@ -99,7 +102,7 @@ func (p *problem) packNewNodes(pl *pool, global cgResult, counts []int64) {
 // other pool may take any of them. The global LP then falls apart into this pool's LP and the
 // other pools' (no column mixes their groups, no group has columns in both), and its solution
 // on this pool's shapes solves this pool's LP (a GPU pool beside a general one).
-func (p *problem) poolShare(pl *pool, counts []int64) (rem []int64, same bool) {
+func (p *problem) poolShare(remaining []int64, pl *pool, counts []int64) (rem []int64, same bool) {
 	rem = make([]int64, len(p.groups))
 	any := false
 	same = !p.in.Options.SkipLowerBound
@@ -108,8 +111,8 @@ func (p *problem) poolShare(pl *pool, counts []int64) (rem []int64, same bool) {
 			same = same && (len(p.pools) > 1 || counts[g.id] == 0)
 			continue
 		}
-		if p.remaining[g.id] > 0 {
-			rem[g.id] = p.remaining[g.id]
+		if remaining[g.id] > 0 {
+			rem[g.id] = remaining[g.id]
 			any = true
 		}
 		same = same && rem[g.id] == counts[g.id]
@@ -123,20 +126,28 @@ func (p *problem) poolShare(pl *pool, counts []int64) (rem []int64, same bool) {
 	return rem, same
 }
 
-// commitPacking makes pk the pool's plan: its claims join p.claims, its pods left become the
-// groups' remaining, marked as given up by this pool for the explanations.
-func (p *problem) commitPacking(pl *pool, pk packing) {
+// commitPacking makes pk, packed from the pool's share of the pods (share, per group), the
+// pool's plan: its claims join st.claims, its pods left become the groups' remaining, the pods
+// it neither placed nor left were dropped (see drop), and the one-node groups it placed have
+// their node.
+func (p *problem) commitPacking(st *packState, pl *pool, share []int64, pk packing) {
 	pl.setUsage(pk.usage)
-	p.claims = append(p.claims, pk.claims...)
-	for _, g := range p.groups {
-		if p.poolOK[g.id][pl.idx] && p.remaining[g.id] > 0 {
-			p.remaining[g.id] = pk.rem[g.id]
-			if pk.rem[g.id] > 0 {
-				if p.limitHit[g.id] == nil {
-					p.limitHit[g.id] = map[int]bool{}
-				}
-				p.limitHit[g.id][pl.idx] = true
+	st.claims = append(st.claims, pk.claims...)
+	placed := make([]int64, len(p.groups))
+	for _, c := range pk.claims {
+		for _, x := range c.placed {
+			placed[x.g] += x.k
+			if s := p.groups[x.g].single; s != nil {
+				st.singlePlaced[s] = true
 			}
+		}
+	}
+	for _, g := range p.groups {
+		if p.poolOK[g.id][pl.idx] && st.remaining[g.id] > 0 {
+			if n := share[g.id] - placed[g.id] - pk.rem[g.id]; n > 0 {
+				st.dropped[g.id] += n
+			}
+			st.remaining[g.id] = pk.rem[g.id]
 		}
 	}
 }
@@ -219,18 +230,14 @@ func (p *problem) drawClasses(rem []int64, placed []placement) []placement {
 	return out
 }
 
-// drop takes a group's remaining pods out of this pool's packing for good: they stay pending
-// (a group that must share one node already has its node).
+// drop takes a group's remaining pods out of this pool's packing for good (a group that must
+// share one node already has its node): they stay pending, counted by commitPacking into
+// packState.dropped as the pods of the pool's share the packing neither placed nor left.
 func (p *problem) drop(rem []int64, g int) {
-	if p.dropped == nil {
-		p.dropped = map[int]int64{}
-	}
-	p.dropped[g] += rem[g]
 	rem[g] = 0
 }
 
-// singles caps a pattern's copies at one when it holds a group that must share one node, and
-// marks such groups placed.
+// singles caps a pattern's copies at one when it holds a group that must share one node.
 func (p *problem) singles(k int64, placed []placement) int64 {
 	for _, x := range placed {
 		if p.groups[x.g].single != nil {
@@ -240,10 +247,11 @@ func (p *problem) singles(k int64, placed []placement) int64 {
 	return k
 }
 
+// afterPlace drops, once a node holds pods of a group that must share one node, the rest of
+// that group and its co-carriers from rem: they can go nowhere else.
 func (p *problem) afterPlace(rem []int64, placed []placement) {
 	for _, x := range placed {
 		if g := p.groups[x.g]; g.single != nil {
-			g.single.placed = true
 			for _, h := range p.groups {
 				if h.single == g.single {
 					p.drop(rem, h.id)

@@ -47,7 +47,7 @@ func TestPoolShareSeparable(t *testing.T) {
 			}
 			counts := p.pendingCounts()
 			for i, pl := range p.pools {
-				if _, same := p.poolShare(pl, counts); same != tt.want[i] {
+				if _, same := p.poolShare(counts, pl, counts); same != tt.want[i] {
 					t.Errorf("pool %s: separable = %v, want %v", pl.np.Name, same, tt.want[i])
 				}
 			}

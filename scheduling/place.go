@@ -10,8 +10,9 @@ import (
 // must share nodes with (placeWith, after).
 
 // placeOnBins puts pending pods on existing nodes and in-flight claims, largest groups first,
-// each into the fullest room that takes it.
-func (p *problem) placeOnBins() {
+// each into the fullest room that takes it. It reads and writes st.remaining and st.bins, and
+// marks in st.singlePlaced the one-node groups it places; it plans no claim.
+func (p *problem) placeOnBins(st *packState) {
 	// Pods that can only use existing room go first, so pods that could have a new node do not
 	// take the room they need; then the most valuable.
 	order := p.groupsByValue()
@@ -24,26 +25,27 @@ func (p *problem) placeOnBins() {
 		return cmp.Compare(boolInt(p.canUseNew(a)), boolInt(p.canUseNew(b)))
 	})
 	for _, g := range order {
-		if p.remaining[g.id] == 0 || g.with != nil || (g.single != nil && g.single.placed) {
+		if st.remaining[g.id] == 0 || g.with != nil || (g.single != nil && st.singlePlaced[g.single]) {
 			continue
 		}
-		for _, b := range p.bins {
-			if p.remaining[g.id] == 0 {
+		for i, b := range p.bins {
+			if st.remaining[g.id] == 0 {
 				break
 			}
-			if !b.admits(g) || b.conflictsWith(p, g) {
+			bs := &st.bins[i]
+			if !b.admits(g, bs.placed) || conflictsWith(bs.placed, g) {
 				continue
 			}
-			limit := min(p.remaining[g.id], g.room(b.placed, b.name))
-			k := maxCopies(g.req, b.free, limit)
+			limit := min(st.remaining[g.id], g.room(bs.placed, b.name))
+			k := maxCopies(g.req, bs.free, limit)
 			if k <= 0 {
 				continue
 			}
-			b.free.addScaled(g.req, -k)
-			b.placed = addPlacement(b.placed, g.id, k)
-			p.remaining[g.id] -= k
+			bs.free.addScaled(g.req, -k)
+			bs.placed = addPlacement(bs.placed, g.id, k)
+			st.remaining[g.id] -= k
 			if g.single != nil {
-				g.single.placed = true
+				st.singlePlaced[g.single] = true
 				break
 			}
 		}
@@ -60,37 +62,39 @@ func boolInt(b bool) int {
 }
 
 // placeWith places groups that must share nodes with another group (required pod affinity over
-// hostnames to pending pods) onto the nodes planned or found for that group.
-func (p *problem) placeWith() {
+// hostnames to pending pods) onto the nodes planned or found for that group. It reads and writes
+// st.remaining, st.bins and the pods of st.claims; it plans no claim.
+func (p *problem) placeWith(st *packState) {
 	// A group may follow a group that follows another: repeat while pods find room.
-	for before := int64(-1); sum(p.remaining) != before; {
-		before = sum(p.remaining)
-		p.placeWithOnce()
+	for before := int64(-1); sum(st.remaining) != before; {
+		before = sum(st.remaining)
+		p.placeWithOnce(st)
 	}
 }
 
-func (p *problem) placeWithOnce() {
+func (p *problem) placeWithOnce(st *packState) {
 	for _, g := range p.groups {
 		h := g.with
-		if h == nil || p.remaining[g.id] == 0 || g.blocked != nil {
+		if h == nil || st.remaining[g.id] == 0 || g.blocked != nil {
 			continue // a blocked group (the part of a split that no domain takes) stays pending
 		}
-		for _, b := range p.bins {
-			if p.remaining[g.id] == 0 {
+		for i, b := range p.bins {
+			if st.remaining[g.id] == 0 {
 				break
 			}
-			if placedOf(b.placed, h.id) == 0 || !b.admits(g) || b.conflictsWith(p, g) {
+			bs := &st.bins[i]
+			if placedOf(bs.placed, h.id) == 0 || !b.admits(g, bs.placed) || conflictsWith(bs.placed, g) {
 				continue
 			}
-			k := maxCopies(g.req, b.free, min(p.remaining[g.id], g.room(b.placed, b.name)))
+			k := maxCopies(g.req, bs.free, min(st.remaining[g.id], g.room(bs.placed, b.name)))
 			if k > 0 {
-				b.free.addScaled(g.req, -k)
-				b.placed = addPlacement(b.placed, g.id, k)
-				p.remaining[g.id] -= k
+				bs.free.addScaled(g.req, -k)
+				bs.placed = addPlacement(bs.placed, g.id, k)
+				st.remaining[g.id] -= k
 			}
 		}
-		for _, c := range p.claims {
-			if p.remaining[g.id] == 0 {
+		for _, c := range st.claims {
+			if st.remaining[g.id] == 0 {
 				break
 			}
 			if placedOf(c.placed, h.id) == 0 {
@@ -102,7 +106,7 @@ func (p *problem) placeWithOnce() {
 			}
 			free := c.shape.alloc.clone()
 			free.sub(c.used)
-			k := maxCopies(g.req, free, min(p.remaining[g.id], g.room(c.placed, "")))
+			k := maxCopies(g.req, free, min(st.remaining[g.id], g.room(c.placed, "")))
 			if k <= 0 {
 				continue
 			}
@@ -110,7 +114,7 @@ func (p *problem) placeWithOnce() {
 			c.mask &= e.mask
 			c.placed = addPlacement(slices.Clone(c.placed), g.id, k)
 			c.value += float64(k) * g.value
-			p.remaining[g.id] -= k
+			st.remaining[g.id] -= k
 		}
 	}
 }
@@ -133,8 +137,9 @@ func (p *problem) fitOnShape(g *group, s *shape) (fitEntry, bool) {
 	return fitEntry{}, false
 }
 
-func (b *bin) conflictsWith(p *problem, g *group) bool {
-	for _, x := range b.placed {
+// conflictsWith reports whether a pod of g may not join the pods placed on a node.
+func conflictsWith(placed []placement, g *group) bool {
+	for _, x := range placed {
 		if x.g != g.id && g.conflictsWithGroup(x.g) {
 			return true
 		}

@@ -16,29 +16,31 @@ import (
 
 // enforceTopology takes back pods that would break a spread, have no affinity partner, or carry
 // spreads that could wait on each other forever (spreadwait.go), until no check takes any
-// (taking back a spread's pods can orphan an affinity's).
-func (p *problem) enforceTopology() {
-	for p.enforceOnce() {
+// (taking back a spread's pods can orphan an affinity's). It reads where st placed pods and takes
+// pods back out of st.claims and st.bins into st.remaining, dropping claims left empty (and
+// their pool's usage); each group it takes pods back from gets the reason in g.blocked.
+func (p *problem) enforceTopology(st *packState) {
+	for p.enforceOnce(st) {
 	}
 }
 
 // enforceOnce runs the checks once (spread waits only when the others took nothing back) and
 // reports whether it took any pod back.
-func (p *problem) enforceOnce() bool {
-	before := sum(p.remaining)
+func (p *problem) enforceOnce(st *packState) bool {
+	before := sum(st.remaining)
 	for _, g := range p.groups {
 		pr := g.partner
-		if pr == nil || p.placed(g) == 0 {
+		if pr == nil || st.placed(g) == 0 {
 			continue
 		}
 		partners := 0
 		for _, h := range p.groups {
 			if h.rep == pr.group.rep && pinnedTo(h, pr.key) == pr.value {
-				partners += p.placed(h)
+				partners += st.placed(h)
 			}
 		}
 		if partners == 0 {
-			p.unplace(g, math.MaxInt)
+			p.unplace(st, g, math.MaxInt)
 			g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: the pods it selects (%s…) could not be placed in %s=%s",
 				pr.key, pr.group.keys[0], pr.key, pr.value)}
 		}
@@ -47,7 +49,7 @@ func (p *problem) enforceOnce() bool {
 		// A group placed onto the nodes of the group it follows over hostnames stays only on
 		// the nodes that still hold pods of that group: they may have been taken back.
 		h := g.with
-		if h == nil || p.placed(g) == 0 {
+		if h == nil || st.placed(g) == 0 {
 			continue
 		}
 		holds := func(placed []placement) bool {
@@ -58,23 +60,18 @@ func (p *problem) enforceOnce() bool {
 			}
 			return false
 		}
-		if p.unplaceWhere(g, func(placed []placement) bool { return !holds(placed) }) > 0 && p.placed(g) == 0 {
+		if p.unplaceWhere(st, g, func(placed []placement) bool { return !holds(placed) }) > 0 && st.placed(g) == 0 {
 			g.blocked = &blockInfo{ReasonPodAffinity, fmt.Sprintf("pod affinity on %s: the pods it selects (%s…) could not be placed",
 				nodeplan.LabelHostname, h.keys[0])}
 		}
 	}
 	for _, f := range p.spreadFams {
-		p.enforceSpread(f)
+		p.enforceSpread(st, f)
 	}
-	if sum(p.remaining) == before {
-		p.enforceSpreadWaits()
+	if sum(st.remaining) == before {
+		p.enforceSpreadWaits(st)
 	}
-	return sum(p.remaining) != before
-}
-
-// placed returns how many of g's pods this solve has placed so far.
-func (p *problem) placed(g *group) int {
-	return len(g.pods) - int(p.remaining[g.id])
+	return sum(st.remaining) != before
 }
 
 // pinnedTo returns the single value g's first alternative pins key to, or "".
@@ -83,24 +80,25 @@ func pinnedTo(g *group, key string) string {
 	return v
 }
 
-// unplace takes up to n of g's placed pods back: from new claims first (the last planned first),
-// then from existing room.
-func (p *problem) unplace(g *group, n int) {
-	p.unplaceN(g, n, nil)
+// unplace takes up to n of g's placed pods back into st.remaining: from new claims first (the
+// last planned first), then from existing room. A claim left empty is dropped, and its pool's
+// usage with it.
+func (p *problem) unplace(st *packState, g *group, n int) {
+	p.unplaceN(st, g, n, nil)
 }
 
 // unplaceWhere takes back every pod of g on the new claims and existing nodes whose
 // placements where accepts, and returns how many.
-func (p *problem) unplaceWhere(g *group, where func([]placement) bool) int {
-	before := p.placed(g)
-	p.unplaceN(g, math.MaxInt, where)
-	return before - p.placed(g)
+func (p *problem) unplaceWhere(st *packState, g *group, where func([]placement) bool) int {
+	before := st.placed(g)
+	p.unplaceN(st, g, math.MaxInt, where)
+	return before - st.placed(g)
 }
 
 // unplaceN is unplace limited, when where is set, to the claims and nodes it accepts.
-func (p *problem) unplaceN(g *group, n int, where func([]placement) bool) {
-	for i := len(p.claims) - 1; i >= 0 && n > 0; i-- {
-		c := p.claims[i]
+func (p *problem) unplaceN(st *packState, g *group, n int, where func([]placement) bool) {
+	for i := len(st.claims) - 1; i >= 0 && n > 0; i-- {
+		c := st.claims[i]
 		k := placedOf(c.placed, g.id)
 		if k == 0 || (where != nil && !where(c.placed)) {
 			continue
@@ -111,28 +109,29 @@ func (p *problem) unplaceN(g *group, n int, where func([]placement) bool) {
 		c.used = c.used.clone()
 		c.used.addScaled(g.req, -take)
 		c.value -= float64(take) * g.value
-		p.remaining[g.id] += take
+		st.remaining[g.id] += take
 		n -= int(take)
 		if len(c.placed) == 0 {
 			pl := c.shape.pool
 			pl.used.sub(c.shape.capacity)
 			pl.nodesUsed--
-			p.claims = slices.Delete(p.claims, i, i+1)
+			st.claims = slices.Delete(st.claims, i, i+1)
 		}
 	}
-	for _, b := range p.bins {
+	for i := range st.bins {
 		if n == 0 {
 			break
 		}
-		k := placedOf(b.placed, g.id)
-		if k == 0 || (where != nil && !where(b.placed)) {
+		bs := &st.bins[i]
+		k := placedOf(bs.placed, g.id)
+		if k == 0 || (where != nil && !where(bs.placed)) {
 			continue
 		}
 		take := min(int64(n), k)
-		b.placed = addPlacement(b.placed, g.id, -take)
-		b.placed = slices.DeleteFunc(b.placed, func(x placement) bool { return x.k == 0 })
-		b.free.addScaled(g.req, take)
-		p.remaining[g.id] += take
+		bs.placed = addPlacement(bs.placed, g.id, -take)
+		bs.placed = slices.DeleteFunc(bs.placed, func(x placement) bool { return x.k == 0 })
+		bs.free.addScaled(g.req, take)
+		st.remaining[g.id] += take
 		n -= int(take)
 	}
 }

@@ -12,14 +12,17 @@ import (
 	"github.com/nodeplan/nodeplan"
 )
 
-// problem is one solve: the model newProblem builds from an Input, which the steps of solveOnce
-// (solve.go) read, and the packing state (packState) those steps write in turn. It is thrown
-// away after the solve.
+// problem is the model of one solve: what newProblem builds from an Input and the steps of
+// solveOnce (solve.go) read. The packing state those steps write — which pods are placed where —
+// is a packState, created by solveOnce and handed to each step that reads or writes it. Both are
+// thrown away after the solve.
 type problem struct {
-	// The model. newProblem builds it, applyTopology splitting and annotating the groups, before
-	// any step runs. The steps write into it only: each group's value (valuePods, once) and the
-	// order of the fit lists by it; each pool's usage against its limits and each bin's room
-	// and placements (the packing steps, alongside packState).
+	// newProblem builds the model, applyTopology splitting and annotating the groups, before any
+	// step runs. The steps write into it only what orders or annotates their work: each group's
+	// value and the order of the fit lists by it (setValues: valuePods, and packNewNodes for a
+	// pool priced alone); each pool's usage against its limits (the packers, which race on it as
+	// a packing value, packing.go; enforceTopology when it drops a claim); why a group's pods
+	// were taken back (g.blocked, enforceTopology); and the memos below.
 	in    *Input
 	prefs preferences // which preferences this solve treats as requirements
 	dims  *dims
@@ -28,7 +31,9 @@ type problem struct {
 	groups []*group
 	pools  []*pool
 	shapes []*shape
-	bins   []*bin
+	// bins are the existing nodes and in-flight claims, with the room they had before this
+	// solve; the room left and what is placed there is packState.bins.
+	bins []*bin
 
 	daemons     []*daemon
 	daemonLists []corev1.ResourceList
@@ -74,24 +79,58 @@ type problem struct {
 	growth []vec
 	// candMemo caches claimCandidates by shape and groups.
 	candMemo map[string]*candidates
-
-	packState
 }
 
-// packState is what the steps of solveOnce write after newProblem: placeOnBins, packNewNodes,
-// placeWith and returnDropped place pods; enforceTopology and rejectMinValues take some back;
-// result and finalBound read it.
+// packState is which pods one solve has placed where: solveOnce creates it (newPackState) after
+// the model is built and hands it to each step in turn. placeOnBins, packNewNodes, placeWith and
+// returnDropped place pods; enforceTopology and rejectMinValues take some back; result and
+// finalBound read it.
 type packState struct {
 	// remaining[g] counts the group's pods not placed yet.
 	remaining []int64
+	// bins[i] is the room left on the model's bins[i] and the pods placed there.
+	bins []binState
 	// claims are the planned new nodes.
 	claims []*claim
-	// dropped counts pods taken out of packing for good (see drop).
+	// dropped counts pods a pool's packing took out for good (see drop), given back to
+	// remaining by returnDropped once every pool has packed.
 	dropped map[int]int64
-	// limitHit: unplaced groups and the pool phase that gave up on them, for explanations.
-	limitHit map[int]map[int]bool
+	// singlePlaced marks the one-node states (group.single) whose node is chosen: an existing
+	// one or a planned claim. The rest of their pods can go nowhere else.
+	singlePlaced map[*singleState]bool
 	// minValuesHit marks groups whose claims failed their pool's minValues.
 	minValuesHit map[int]bool
+}
+
+// binState is an existing node's or in-flight claim's room left, and the pods this solve placed
+// on it.
+type binState struct {
+	free   vec
+	placed []placement
+}
+
+// newPackState is the packing state at its start: every pending pod remaining, every bin with
+// the room it had before the solve.
+func (p *problem) newPackState() *packState {
+	st := &packState{
+		remaining:    make([]int64, len(p.groups)),
+		bins:         make([]binState, len(p.bins)),
+		dropped:      map[int]int64{},
+		singlePlaced: map[*singleState]bool{},
+		minValuesHit: map[int]bool{},
+	}
+	for _, g := range p.groups {
+		st.remaining[g.id] = int64(len(g.pods))
+	}
+	for i, b := range p.bins {
+		st.bins[i].free = b.free0.clone()
+	}
+	return st
+}
+
+// placed returns how many of g's pods st has placed.
+func (st *packState) placed(g *group) int {
+	return len(g.pods) - int(st.remaining[g.id])
 }
 
 // fitEntry says group g may go on a shape, through the offerings in mask, using alternative alt
@@ -121,7 +160,7 @@ func newProblem(in *Input, prefs preferences) (*problem, error) {
 // so they are shared); what each group's pods ask for (describeGroups); the DaemonSets and every
 // resource the input names, then the groups' requests as vectors; the pools and their shapes;
 // the existing nodes and in-flight claims as bins; topology (applyTopology); conflicts, fits
-// and dominated shapes; and the packing state at its start.
+// and dominated shapes; and each pool's usage before any new node (used0).
 func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, error) {
 	if base == nil {
 		base = groupPending(in)
@@ -147,7 +186,9 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, e
 	p.finishConflicts()
 	p.buildFits()
 	p.markDominated()
-	p.startPacking()
+	for _, pl := range p.pools {
+		pl.used0 = pl.used.clone()
+	}
 	return p, nil
 }
 
@@ -208,19 +249,6 @@ func (p *problem) setRequests(reqLists []corev1.ResourceList) {
 		if g.ports != nil {
 			g.perNode = 1
 		}
-	}
-}
-
-// startPacking sets the packing state at its start: every pending pod remaining, and each
-// pool's usage as the existing nodes and claims leave it (used0).
-func (p *problem) startPacking() {
-	for _, pl := range p.pools {
-		pl.used0 = pl.used.clone()
-	}
-	p.limitHit = map[int]map[int]bool{}
-	p.remaining = make([]int64, len(p.groups))
-	for _, g := range p.groups {
-		p.remaining[g.id] = int64(len(g.pods))
 	}
 }
 

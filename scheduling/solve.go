@@ -31,34 +31,39 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 }
 
 // solveOnce runs one solve with the given preferences treated as requirements. These are its
-// steps, in order, each one function: what it reads → what it writes. The model (problem) is
-// built by step 1 and read by the rest; the packing state (packState: the pods each group has
-// left, the planned claims) is written by steps 4 to 8 in turn.
+// steps, in order, each one function: what it reads → what it writes. The model p (problem) is
+// built by step 1 and read by the rest. The packing state st (packState: the pods each group has
+// left, the room left on and pods placed on existing nodes and in-flight claims, the planned
+// claims, the pods set aside) is created after it and handed to each step that reads or writes
+// it, as its first argument.
 //
 //  1. newProblem: in, prefs → the model p: pod groups (split, pinned and capped for topology),
-//     pools, shapes, existing room (bins), which group fits which shape; every pod remaining.
+//     pools, shapes, existing room (bins), which group fits which shape.
 //  2. startRelaxedBound: in, prefs, p.base → relaxed, the bound on the problem without
 //     topology (topologyFreeBound), proved on the other core when topology split or pinned
 //     groups.
 //  3. valuePods: the model, counts (each group's pending pods) → lb, the bound where it holds
 //     on this problem; global, the column generation's patterns; each group's value (the LP's
 //     duals), which orders every later choice.
-//  4. placeOnBins: values, bins → pods on existing nodes and in-flight claims (p.remaining,
-//     the bins' room).
-//  5. packNewNodes, pool by pool in weight order: global, counts, p.remaining → p.claims,
-//     p.remaining, the pool's usage against its limits, p.limitHit, p.dropped. It rounds the
-//     LP's patterns, packs the rest greedily and improves by local search (racing a
-//     first-fit-decreasing packing on small plain pools).
-//  6. placeWith: p.claims, bins → the groups that must share a node with another group's pods
-//     on those nodes; returnDropped: p.dropped → p.remaining.
-//  7. enforceTopology: placements, p.spreadFams → pods taken back (p.remaining, p.claims)
-//     whose spread or affinity partners could not be placed, or whose spreads could wait on
-//     each other forever (spreadwait.go).
-//  8. rejectMinValues: p.claims → requests, each claim's launch request; the pods of claims
-//     whose options cannot meet their pool's minValues taken back (p.minValuesHit).
-//  9. result: requests, packState → the Result, with every pod left explained.
-//  10. finalBound: relaxed, lb, counts, the unplaced pods → the lower bound for the pods the
-//     plan places.
+//     newPackState: the model → st, every pending pod remaining, every bin with its room.
+//  4. placeOnBins(st): values, p.bins, st.remaining → pods on existing nodes and in-flight
+//     claims (st.bins, st.remaining, st.singlePlaced).
+//  5. packNewNodes(st, …), pool by pool in weight order: global, counts, st.remaining,
+//     st.singlePlaced → st.claims, st.remaining, st.dropped, st.singlePlaced, the pool's usage
+//     against its limits. It rounds the LP's patterns, packs the rest greedily and improves by
+//     local search (racing a first-fit-decreasing packing on small plain pools).
+//  6. placeWith(st): st.claims, st.bins → the groups that must share a node with another
+//     group's pods placed on those nodes (st.claims, st.bins, st.remaining);
+//     returnDropped(st): st.dropped → st.remaining.
+//  7. enforceTopology(st): st's placements, p.spreadFams → pods taken back (st.remaining,
+//     st.claims, st.bins; the reason in g.blocked) whose spread or affinity partners could not
+//     be placed, or whose spreads could wait on each other forever (spreadwait.go).
+//  8. rejectMinValues(st): st.claims → requests, each claim's launch request; the pods of
+//     claims whose options cannot meet their pool's minValues taken back (st.claims,
+//     st.remaining, st.minValuesHit).
+//  9. result(st, requests): st (read only) → the Result, with every pod left explained.
+//  10. finalBound: relaxed, lb, counts, st.remaining, the unplaced pods → the lower bound for
+//     the pods the plan places.
 func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("scheduling: %w", err)
@@ -72,22 +77,23 @@ func solveOnce(ctx context.Context, in *Input, prefs preferences) (Result, error
 	defer relaxed.wait()
 	counts := p.pendingCounts()
 	lb, global := p.valuePods(counts)
-	p.placeOnBins()
+	st := p.newPackState()
+	p.placeOnBins(st)
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("scheduling: %w", err)
 	}
 	for _, pl := range p.pools {
-		p.packNewNodes(pl, global, counts)
+		p.packNewNodes(st, pl, global, counts)
 		if err := ctx.Err(); err != nil {
 			return Result{}, fmt.Errorf("scheduling: %w", err)
 		}
 	}
-	p.placeWith()
-	p.returnDropped()
-	p.enforceTopology()
-	requests := p.rejectMinValues()
-	res := p.result(requests)
-	if res.LowerBound, err = p.finalBound(ctx, relaxed, lb, counts, res.Unschedulable); err != nil {
+	p.placeWith(st)
+	returnDropped(st)
+	p.enforceTopology(st)
+	requests := p.rejectMinValues(st)
+	res := p.result(st, requests)
+	if res.LowerBound, err = p.finalBound(ctx, relaxed, lb, counts, st.remaining, res.Unschedulable); err != nil {
 		return Result{}, err
 	}
 	return res, nil
@@ -121,9 +127,9 @@ func (p *problem) valuePods(counts []int64) (float64, cgResult) {
 
 // returnDropped gives back the pods packers took out of packing for good (see drop): they
 // stay pending.
-func (p *problem) returnDropped() {
-	for g, n := range p.dropped {
-		p.remaining[g] += n
+func returnDropped(st *packState) {
+	for g, n := range st.dropped {
+		st.remaining[g] += n
 	}
 }
 
@@ -173,8 +179,9 @@ func (r *relaxedBound) wait() boundResult {
 }
 
 // finalBound is the lower bound reported for the plan: it covers the pods the plan places, so
-// where some could not be placed it is proved again for the placed ones alone.
-func (p *problem) finalBound(ctx context.Context, relaxed *relaxedBound, lb float64, counts []int64, unplaced []Unschedulable) (float64, error) {
+// where some could not be placed (left, per group; unplaced, per pod) it is proved again for
+// the placed ones alone. counts is the pending pods per group; it is spent.
+func (p *problem) finalBound(ctx context.Context, relaxed *relaxedBound, lb float64, counts, left []int64, unplaced []Unschedulable) (float64, error) {
 	switch {
 	case p.in.Options.SkipLowerBound:
 		return lb, nil
@@ -185,14 +192,14 @@ func (p *problem) finalBound(ctx context.Context, relaxed *relaxedBound, lb floa
 		}
 		return r.lb, r.err
 	}
-	left := false
+	some := false
 	for _, g := range p.groups {
-		if p.remaining[g.id] > 0 {
-			left = true
-			counts[g.id] -= p.remaining[g.id]
+		if left[g.id] > 0 {
+			some = true
+			counts[g.id] -= left[g.id]
 		}
 	}
-	if left {
+	if some {
 		lb, _ = p.lowerBound(counts)
 	}
 	return lb, nil

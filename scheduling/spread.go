@@ -558,12 +558,12 @@ func (p *problem) recordSpreadParts(fams []*spreadFam) {
 // enforceSpread takes back carriers whose domain, as packed, is more than maxSkew above the
 // smallest count of f: pods of the domain's matching carriers one at a time, or, when none
 // match, its carriers altogether.
-func (p *problem) enforceSpread(f *spreadFam) {
+func (p *problem) enforceSpread(st *packState, f *spreadFam) {
 	for {
-		lo, hi := p.famCounts(f)
+		lo, hi := p.famCounts(st, f)
 		held := map[string]bool{}
 		for _, part := range f.parts {
-			if part.carrier && p.placed(part.g) > 0 {
+			if part.carrier && st.placed(part.g) > 0 {
 				held[part.domain] = true
 			}
 		}
@@ -581,8 +581,8 @@ func (p *problem) enforceSpread(f *spreadFam) {
 			f.s.term.key, f.s.maxSkew, f.s.term.key, worst, fmtCounts(hi, f.all))}
 		took := false
 		for _, part := range slices.Backward(f.parts) {
-			if part.domain == worst && part.carrier && part.count != countNone && p.placed(part.g) > 0 {
-				p.unplace(part.g, 1)
+			if part.domain == worst && part.carrier && part.count != countNone && st.placed(part.g) > 0 {
+				p.unplace(st, part.g, 1)
 				part.g.blocked = why
 				took = true
 				break
@@ -590,8 +590,8 @@ func (p *problem) enforceSpread(f *spreadFam) {
 		}
 		if !took {
 			for _, part := range f.parts {
-				if part.domain == worst && part.carrier && p.placed(part.g) > 0 {
-					p.unplace(part.g, math.MaxInt)
+				if part.domain == worst && part.carrier && st.placed(part.g) > 0 {
+					p.unplace(st, part.g, math.MaxInt)
 					part.g.blocked = why
 				}
 			}

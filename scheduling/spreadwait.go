@@ -43,13 +43,13 @@ type waitPair struct {
 
 // famCounts returns f's counts per domain as packed: lo the pods surely counted, hi with those
 // that may be.
-func (p *problem) famCounts(f *spreadFam) (lo, hi map[string]int) {
+func (p *problem) famCounts(st *packState, f *spreadFam) (lo, hi map[string]int) {
 	lo, hi = map[string]int{}, map[string]int{}
 	for _, v := range f.all {
 		lo[v], hi[v] = f.base[v], f.base[v]
 	}
 	for _, part := range f.parts {
-		n := p.placed(part.g)
+		n := st.placed(part.g)
 		switch part.count {
 		case countSure:
 			lo[part.domain] += n
@@ -62,13 +62,13 @@ func (p *problem) famCounts(f *spreadFam) (lo, hi map[string]int) {
 }
 
 // spreadWaits returns the pairs left by the search above, in family and part order.
-func (p *problem) spreadWaits() []waitPair {
+func (p *problem) spreadWaits(st *packState) []waitPair {
 	var pairs []waitPair
 	lo, hi := map[*spreadFam]map[string]int{}, map[*spreadFam]map[string]int{}
 	for _, f := range p.spreadFams {
-		lo[f], hi[f] = p.famCounts(f)
+		lo[f], hi[f] = p.famCounts(st, f)
 		for _, part := range f.parts {
-			if part.carrier && p.placed(part.g) > 0 {
+			if part.carrier && st.placed(part.g) > 0 {
 				pairs = append(pairs, waitPair{part.g, f, part.domain})
 			}
 		}
@@ -91,7 +91,7 @@ func (p *problem) spreadWaits() []waitPair {
 			held[f] = map[string]int{}
 			for _, part := range f.parts {
 				if part.count == countSure && slices.ContainsFunc(liveFams[part.g], func(o *spreadFam) bool { return o != f }) {
-					held[f][part.domain] += p.placed(part.g)
+					held[f][part.domain] += st.placed(part.g)
 				}
 			}
 		}
@@ -101,7 +101,7 @@ func (p *problem) spreadWaits() []waitPair {
 			}
 		}
 	}
-	p.settleWaits(pairs, live)
+	p.settleWaits(st, pairs, live)
 	var out []waitPair
 	for i, w := range pairs {
 		if live[i] {
@@ -113,7 +113,7 @@ func (p *problem) spreadWaits() []waitPair {
 
 // settleWaits keeps, of the pairs left, those refused when every group with a pair left is
 // pending at once: the state a deadlock would be in.
-func (p *problem) settleWaits(pairs []waitPair, live []bool) {
+func (p *problem) settleWaits(st *packState, pairs []waitPair, live []bool) {
 	for changed := true; changed; {
 		changed = false
 		pending := map[*group]bool{}
@@ -127,13 +127,13 @@ func (p *problem) settleWaits(pairs []waitPair, live []bool) {
 				continue
 			}
 			f := w.f
-			lo, hi := p.famCounts(f)
+			lo, hi := p.famCounts(st, f)
 			self := 0
 			for _, part := range f.parts {
 				if !pending[part.g] {
 					continue
 				}
-				n := p.placed(part.g)
+				n := st.placed(part.g)
 				switch part.count {
 				case countSure:
 					lo[part.domain] -= n
@@ -182,8 +182,8 @@ func (f *spreadFam) mayWait(d string, lo, hi, held map[string]int) bool {
 // the first pair left, a pod its family counts in the pair's domain or one of the pair's
 // carriers, preferring one whose going lowers no other family's minimum. It reports whether it
 // took one.
-func (p *problem) enforceSpreadWaits() bool {
-	waits := p.spreadWaits()
+func (p *problem) enforceSpreadWaits(st *packState) bool {
+	waits := p.spreadWaits(st)
 	if len(waits) == 0 {
 		return false
 	}
@@ -191,20 +191,20 @@ func (p *problem) enforceSpreadWaits() bool {
 	var best *group
 	bestHarm := 0
 	consider := func(g *group) {
-		if harm := p.lowersMinimum(g, w.f, w.domain); best == nil || harm < bestHarm {
+		if harm := p.lowersMinimum(st, g, w.f, w.domain); best == nil || harm < bestHarm {
 			best, bestHarm = g, harm
 		}
 	}
 	for _, part := range slices.Backward(w.f.parts) {
-		if part.domain == w.domain && part.count != countNone && p.placed(part.g) > 0 {
+		if part.domain == w.domain && part.count != countNone && st.placed(part.g) > 0 {
 			consider(part.g)
 		}
 	}
 	// Or the carrier itself: it no longer waits (the only choice when running pods make the
 	// whole count).
 	consider(w.g)
-	_, hi := p.famCounts(w.f)
-	p.unplace(best, 1)
+	_, hi := p.famCounts(st, w.f)
+	p.unplace(st, best, 1)
 	best.blocked = &blockInfo{ReasonTopologySpread, fmt.Sprintf(
 		"topology spread on %s (maxSkew %d) of %s…: %s=%s cannot take more of the pods it counts and carriers, or carriers there could wait forever for pods in other domains that wait for them in turn (%s)",
 		w.f.s.term.key, w.f.s.maxSkew, w.g.keys[0], w.f.s.term.key, w.domain, fmtCounts(hi, w.f.all))}
@@ -213,7 +213,7 @@ func (p *problem) enforceSpreadWaits() bool {
 
 // lowersMinimum counts the families other than f whose smallest surely counted domain is d
 // and counts g's pods there: taking one back would lower their minimum.
-func (p *problem) lowersMinimum(g *group, f *spreadFam, d string) int {
+func (p *problem) lowersMinimum(st *packState, g *group, f *spreadFam, d string) int {
 	harm := 0
 	for _, o := range p.spreadFams {
 		if o == f || !slices.ContainsFunc(o.parts, func(part spreadPart) bool {
@@ -221,7 +221,7 @@ func (p *problem) lowersMinimum(g *group, f *spreadFam, d string) int {
 		}) {
 			continue
 		}
-		lo, _ := p.famCounts(o)
+		lo, _ := p.famCounts(st, o)
 		if lo[d] <= o.minimum(lo) {
 			harm++
 		}

@@ -554,7 +554,7 @@ func (p *problem) domainsFor(g *group, alts []nodeplan.Requirements, key string,
 		p.noteCountedBins(out, g, alts, key, honorTaints)
 	case withBins || len(out) == 0:
 		for _, b := range p.bins {
-			if v, ok := b.labels[key]; ok && b.admits(g) {
+			if v, ok := b.labels[key]; ok && b.admits(g, nil) {
 				out.note(v, 0)
 			}
 		}
