@@ -58,7 +58,7 @@ func TestReadmeTestCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const cmd = "go test -race ./... ./examples/... ./examples/e2e/... ./benchmarks/..."
+	const cmd = "go test -race -timeout 30m ./... ./examples/... ./examples/e2e/... ./benchmarks/..."
 	if !strings.Contains(string(readme), cmd) || !strings.Contains(string(ci), cmd) {
 		t.Errorf("README.md and .ci/run must both contain %q", cmd)
 	}

@@ -36,7 +36,8 @@
 // race and non-race builds apart) and makes the control plane slower and bigger at run time,
 // but the scenarios mostly wait on timers and watches, so the run stays within a small multiple
 // of the non-race one (measured: 5–9 minutes against 3, 1.3 GB against 0.34, on a shared 2-core
-// machine); controlplane.Main raises go test's default deadline for it. The alternatives were worse: a
+// machine); the README's test command gives it -timeout 30m (go test's default 10m is too
+// close under load). The alternatives were worse: a
 // build tag or a separate command would mean the test does not run under the README's command,
 // and exec'ing a non-race binary brings back the build at run time this package removed.
 //
