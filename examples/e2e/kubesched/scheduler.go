@@ -217,11 +217,20 @@ func (r failureRecorder) Eventf(regarding runtime.Object, _ runtime.Object, _, r
 
 func (r failureRecorder) WithLogger(klog.Logger) events.EventRecorderLogger { return r }
 
-// AddNodes creates nodes.
+// AddNodes creates nodes and waits until the scheduler's informer has them: a pod created
+// before its node reached the scheduler is refused ("no nodes available to schedule pods")
+// and retried only after a backoff, which on a loaded machine can outlast Wait's quiet period
+// and read as a refusal of the plan.
 func (c *Cluster) AddNodes(ctx context.Context, nodes ...*corev1.Node) error {
 	for _, n := range nodes {
 		if _, err := c.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("kubesched: create node %s: %w", n.Name, err)
+		}
+	}
+	lister := c.pods.Core().V1().Nodes().Lister()
+	for _, n := range nodes {
+		if err := waitUntil(ctx, func() bool { _, err := lister.Get(n.Name); return err == nil }); err != nil {
+			return err
 		}
 	}
 	return nil
