@@ -21,6 +21,21 @@ import (
 // limits, spread, affinity, host ports and volumes. It is a baseline to beat, not a solver.
 func FirstFitDecreasing(in scheduling.Input) (cost float64, unplaced []string) {
 	m := newModel(&in)
+	f := &ffd{m: m, rooms: make([]vec, len(m.bins))}
+	for i := range m.bins {
+		f.rooms[i] = m.bins[i].room
+	}
+	for _, p := range ffdOrder(m) {
+		if !f.place(p) {
+			unplaced = append(unplaced, p.key)
+		}
+	}
+	slices.Sort(unplaced)
+	return f.cost(), unplaced
+}
+
+// ffdOrder returns the pods largest first: by cpu, then memory, descending, then by key.
+func ffdOrder(m *model) []*mpod {
 	cpu, mem := slices.Index(m.names, corev1.ResourceCPU), slices.Index(m.names, corev1.ResourceMemory)
 	get := func(v vec, i int) int64 {
 		if i < 0 {
@@ -41,61 +56,76 @@ func FirstFitDecreasing(in scheduling.Input) (cost float64, unplaced []string) {
 		}
 		return cmp.Compare(a.key, b.key)
 	})
+	return order
+}
 
-	type node struct {
-		pool     int
-		sum      vec
-		variants []int
-	}
-	var nodes []*node
-	rooms := make([]vec, len(m.bins))
-	for i := range m.bins {
-		rooms[i] = m.bins[i].room
-	}
-	fitting := func(p *mpod, sum vec, among []int) []int {
-		var out []int
-		total := sum.plus(p.req)
-		for _, vi := range among {
-			if p.ok[vi] && total.fits(m.pools[p.pool].variants[vi].room) {
-				out = append(out, vi)
-			}
+// ffd is first-fit decreasing's plan so far: the room left on the existing nodes, and the new
+// nodes opened, in order.
+type ffd struct {
+	m     *model
+	rooms []vec
+	nodes []*ffdNode
+}
+
+// ffdNode is a new node of a pool: the sum of its pods' requests, and the variants of the pool
+// (type and offering) that still hold them all.
+type ffdNode struct {
+	pool     int
+	sum      vec
+	variants []int
+}
+
+// place puts p onto the first existing node that takes it, else into the first open new node of
+// its pool where it still fits some variant, else onto a new node of its pool. It reports false
+// when p has no pool and no existing node takes it.
+func (f *ffd) place(p *mpod) bool {
+	for i := range f.m.bins {
+		if f.m.bins[i].admits(p) && p.req.fits(f.rooms[i]) {
+			f.rooms[i] = f.rooms[i].minus(p.req)
+			return true
 		}
-		return out
 	}
-pods:
-	for _, p := range order {
-		for i := range m.bins {
-			if m.bins[i].admits(p) && p.req.fits(rooms[i]) {
-				rooms[i] = rooms[i].minus(p.req)
-				continue pods
-			}
-		}
-		if p.pool < 0 {
-			unplaced = append(unplaced, p.key)
+	if p.pool < 0 {
+		return false
+	}
+	for _, n := range f.nodes {
+		if n.pool != p.pool {
 			continue
 		}
-		for _, n := range nodes {
-			if n.pool != p.pool {
-				continue
-			}
-			if vs := fitting(p, n.sum, n.variants); len(vs) > 0 {
-				n.sum, n.variants = n.sum.plus(p.req), vs
-				continue pods
-			}
+		if vs := f.fitting(p, n.sum, n.variants); len(vs) > 0 {
+			n.sum, n.variants = n.sum.plus(p.req), vs
+			return true
 		}
-		all := make([]int, len(m.pools[p.pool].variants))
-		for i := range all {
-			all[i] = i
-		}
-		nodes = append(nodes, &node{pool: p.pool, sum: p.req, variants: fitting(p, make(vec, len(m.names)), all)})
 	}
-	for _, n := range nodes {
+	all := make([]int, len(f.m.pools[p.pool].variants))
+	for i := range all {
+		all[i] = i
+	}
+	f.nodes = append(f.nodes, &ffdNode{pool: p.pool, sum: p.req, variants: f.fitting(p, make(vec, len(f.m.names)), all)})
+	return true
+}
+
+// fitting returns the variants among those given that p may use and that hold sum plus p.
+func (f *ffd) fitting(p *mpod, sum vec, among []int) []int {
+	var out []int
+	total := sum.plus(p.req)
+	for _, vi := range among {
+		if p.ok[vi] && total.fits(f.m.pools[p.pool].variants[vi].room) {
+			out = append(out, vi)
+		}
+	}
+	return out
+}
+
+// cost is the new nodes' price, each at the cheapest variant that holds its pods.
+func (f *ffd) cost() float64 {
+	cost := 0.0
+	for _, n := range f.nodes {
 		best := math.Inf(1)
 		for _, vi := range n.variants {
-			best = math.Min(best, m.pools[n.pool].variants[vi].off.Price)
+			best = math.Min(best, f.m.pools[n.pool].variants[vi].off.Price)
 		}
 		cost += best
 	}
-	slices.Sort(unplaced)
-	return cost, unplaced
+	return cost
 }

@@ -334,7 +334,16 @@ func genNode(t *rapid.T, i int, in *scheduling.Input, apps []string) scheduling.
 	its := in.InstanceTypes
 	it := &its[rapid.IntRange(0, len(its)-1).Draw(t, "node-type")]
 	o := it.Offerings[rapid.IntRange(0, len(it.Offerings)-1).Draw(t, "node-offering")]
-	name := fmt.Sprintf("node-%d", i)
+	n := scheduling.Node{Node: nodeObject(fmt.Sprintf("node-%d", i), np, it, o)}
+	room := &nodeRoom{free: it.Allocatable()}
+	n.Pods = append(n.Pods, genDaemonPods(t, in.DaemonSets, n.Node, room)...)
+	n.Pods = append(n.Pods, genBoundPods(t, n.Node.Name, apps, room)...)
+	return n
+}
+
+// nodeObject is the Node of pool np launched as it in offering o: the pool's labels and taints,
+// the type's labels, capacity and allocatable, and the well-known labels.
+func nodeObject(name string, np *nodeplan.NodePool, it *nodeplan.InstanceType, o nodeplan.Offering) *corev1.Node {
 	lbls := map[string]string{}
 	for k, v := range np.Template.Labels {
 		lbls[k] = v
@@ -346,38 +355,54 @@ func genNode(t *rapid.T, i int, in *scheduling.Input, apps []string) scheduling.
 	lbls[nodeplan.LabelCapacityType] = string(o.CapacityType)
 	lbls[nodeplan.LabelNodePool] = np.Name
 	lbls[nodeplan.LabelHostname] = name
-	node := &corev1.Node{
+	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls},
 		Spec:       corev1.NodeSpec{Taints: slices.Clone(np.Template.Taints)},
 		Status:     corev1.NodeStatus{Capacity: it.Capacity, Allocatable: it.Allocatable()},
 	}
-	n := scheduling.Node{Node: node}
-	free := it.Allocatable()
-	fits := func(p *corev1.Pod) bool {
-		r := nodeplan.PodRequests(p)
-		if _, ok := nodeplan.Fits(r, free); !ok {
-			return false
-		}
-		free = nodeplan.SubtractResources(free, r)
-		return true
+}
+
+// nodeRoom is what a generated node has left for the pods bound to it.
+type nodeRoom struct{ free corev1.ResourceList }
+
+// take reports whether p fits in the room left, and takes its requests if so.
+func (r *nodeRoom) take(p *corev1.Pod) bool {
+	req := nodeplan.PodRequests(p)
+	if _, ok := nodeplan.Fits(req, r.free); !ok {
+		return false
 	}
-	for _, ds := range in.DaemonSets {
+	r.free = nodeplan.SubtractResources(r.free, req)
+	return true
+}
+
+// genDaemonPods returns the pods of the DaemonSets that run on node, each already running there
+// with probability 0.7 if it fits.
+func genDaemonPods(t *rapid.T, daemonSets []*appsv1.DaemonSet, node *corev1.Node, room *nodeRoom) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, ds := range daemonSets {
 		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: fmt.Sprintf("%s-%s", ds.Name, name),
+			ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: fmt.Sprintf("%s-%s", ds.Name, node.Name),
 				Labels: ds.Spec.Template.Labels, OwnerReferences: []metav1.OwnerReference{{Kind: "DaemonSet", Name: ds.Name}}},
 			Spec: *ds.Spec.Template.Spec.DeepCopy(),
 		}
-		p.Spec.NodeName = name
-		if !matchNode(p, name, lbls) {
+		p.Spec.NodeName = node.Name
+		if !matchNode(p, node.Name, node.Labels) {
 			continue
 		}
 		if _, bad := nodeplan.UntoleratedTaint(daemonTolerations(p.Spec.Tolerations), node.Spec.Taints); bad {
 			continue
 		}
-		if chance(t, "ds-running", 70) && fits(p) {
-			n.Pods = append(n.Pods, p)
+		if chance(t, "ds-running", 70) && room.take(p) {
+			out = append(out, p)
 		}
 	}
+	return out
+}
+
+// genBoundPods returns up to three pods bound to node name, of one of apps or of none, each if
+// it fits.
+func genBoundPods(t *rapid.T, name string, apps []string, room *nodeRoom) []*corev1.Pod {
+	var out []*corev1.Pod
 	nBound := rapid.IntRange(0, 3).Draw(t, "bound")
 	for j := range nBound {
 		app := "other"
@@ -390,11 +415,11 @@ func genNode(t *rapid.T, i int, in *scheduling.Input, apps []string) scheduling.
 				Containers: []corev1.Container{{Name: "main", Resources: requests(
 					rapid.SampledFrom(podCPU[:5]).Draw(t, "bound-cpu"), rapid.SampledFrom(podMemory[:5]).Draw(t, "bound-memory"))}}},
 		}
-		if fits(p) {
-			n.Pods = append(n.Pods, p)
+		if room.take(p) {
+			out = append(out, p)
 		}
 	}
-	return n
+	return out
 }
 
 // genInFlight adds a launched claim of the first pool that has not registered yet.

@@ -370,32 +370,54 @@ const (
 	undecidedTarget = -2
 )
 
+// newTopoSearch builds the search for in: the model, then in named steps the running pods,
+// the domains, the pods' subsets, the bins and the classes of new nodes, the constraints, the
+// order of the pods and the empty search state.
 func newTopoSearch(in *scheduling.Input, rules TopologyRules) *topoSearch {
 	m := newModel(in)
 	s := &topoSearch{in: in, rules: rules, m: m, pl: &m.pools[0], n: len(m.pods), nb: len(m.bins)}
 	for _, p := range m.pods {
 		s.pods = append(s.pods, p.pod)
 	}
-	n := s.n
+	run := s.runningPods()
+	zoneMatters := s.zoneMatters(run)
+	zoneID := s.domains()
+	s.subsetSums()
+	s.binSets()
+	s.newNodeClasses(zoneMatters, zoneID)
+	s.openingOrder()
+	s.anti(run)
+	s.spread(run, zoneID)
+	s.affinity(run)
+	s.orderPods()
+	s.startState()
+	return s
+}
 
-	// Running pods, by bin.
+// runningPods returns the pods running on the bins (not succeeded or failed).
+func (s *topoSearch) runningPods() []running {
 	nodeByName := map[string]*scheduling.Node{}
-	for i := range in.Nodes {
-		if in.Nodes[i].Node != nil {
-			nodeByName[in.Nodes[i].Node.Name] = &in.Nodes[i]
+	for i := range s.in.Nodes {
+		if s.in.Nodes[i].Node != nil {
+			nodeByName[s.in.Nodes[i].Node.Name] = &s.in.Nodes[i]
 		}
 	}
 	var run []running
-	for b := range m.bins {
-		for _, p := range nodeByName[m.bins[b].name].Pods {
+	for b := range s.m.bins {
+		for _, p := range nodeByName[s.m.bins[b].name].Pods {
 			if p != nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 				run = append(run, running{p, b})
 			}
 		}
 	}
+	return run
+}
 
-	// Does anything depend on zones?
-	zoneMatters := len(in.VolumeZones) > 0
+// zoneMatters reports whether anything depends on zones: volume zones, a zone spread, or a
+// pending pod's or running pod's affinity term over zones. If nothing does, new nodes in
+// different zones are one class.
+func (s *topoSearch) zoneMatters(run []running) bool {
+	zoneMatters := len(s.in.VolumeZones) > 0
 	for _, p := range s.pods {
 		for _, c := range p.Spec.TopologySpreadConstraints {
 			zoneMatters = zoneMatters || (c.WhenUnsatisfiable == corev1.DoNotSchedule && c.TopologyKey == nodeplan.LabelZone)
@@ -411,8 +433,12 @@ func newTopoSearch(in *scheduling.Input, rules TopologyRules) *topoSearch {
 			zoneMatters = zoneMatters || t.TopologyKey == nodeplan.LabelZone
 		}
 	}
+	return zoneMatters
+}
 
-	// Domain ids.
+// domains numbers the zones and hostnames: the bins' (binDom), then the zones the pool's
+// variants launch into. It returns the zone ids by name.
+func (s *topoSearch) domains() map[string]int {
 	zoneID, hostID := map[string]int{}, map[string]int{}
 	id := func(ids map[string]int, v string) int {
 		if i, ok := ids[v]; ok {
@@ -421,12 +447,12 @@ func newTopoSearch(in *scheduling.Input, rules TopologyRules) *topoSearch {
 		ids[v] = len(ids)
 		return ids[v]
 	}
-	for b := range m.bins {
+	for b := range s.m.bins {
 		d := [numKeys]int{-1, -1}
-		if z, ok := m.bins[b].labels[nodeplan.LabelZone]; ok {
+		if z, ok := s.m.bins[b].labels[nodeplan.LabelZone]; ok {
 			d[keyZone] = id(zoneID, z)
 		}
-		if h, ok := m.bins[b].labels[nodeplan.LabelHostname]; ok {
+		if h, ok := s.m.bins[b].labels[nodeplan.LabelHostname]; ok {
 			d[keyHost] = id(hostID, h)
 		}
 		s.binDom = append(s.binDom, d)
@@ -435,41 +461,54 @@ func newTopoSearch(in *scheduling.Input, rules TopologyRules) *topoSearch {
 		id(zoneID, v.off.Zone)
 	}
 	s.nZones, s.nHosts = len(zoneID), len(hostID)
+	return zoneID
+}
 
-	// Pod masks over subsets.
-	full := uint(1)<<n - 1
-	s.sums = make([]vec, 1<<n)
-	s.sums[0] = make(vec, len(m.names))
-	for set := uint(1); set <= full; set++ {
+// full is the set of every pending pod.
+func (s *topoSearch) full() uint { return uint(1)<<s.n - 1 }
+
+// subsetSums sums the requests of every subset of the pending pods.
+func (s *topoSearch) subsetSums() {
+	s.sums = make([]vec, 1<<s.n)
+	s.sums[0] = make(vec, len(s.m.names))
+	for set := uint(1); set <= s.full(); set++ {
 		low := bits.TrailingZeros(set)
-		s.sums[set] = s.sums[set&(set-1)].plus(m.pods[low].req)
+		s.sums[set] = s.sums[set&(set-1)].plus(s.m.pods[low].req)
 	}
-	volumeOK := func(i int, zone string, hasZone bool) bool {
-		zs := in.VolumeZones[nodeplan.PodKey(s.pods[i])]
-		return len(zs) == 0 || (hasZone && slices.Contains(zs, zone))
-	}
+}
 
-	// Bins.
-	for b := range m.bins {
-		bin := &m.bins[b]
+// volumeOK reports whether pod i's volumes allow a node in zone (hasZone: the node has one).
+func (s *topoSearch) volumeOK(i int, zone string, hasZone bool) bool {
+	zs := s.in.VolumeZones[nodeplan.PodKey(s.pods[i])]
+	return len(zs) == 0 || (hasZone && slices.Contains(zs, zone))
+}
+
+// binSets settles, per bin, the pods it admits (binOK) and the subsets of them that fit
+// (binFits).
+func (s *topoSearch) binSets() {
+	for b := range s.m.bins {
+		bin := &s.m.bins[b]
 		var ok uint
-		for i := range m.pods {
+		for i := range s.m.pods {
 			z, hasZone := bin.labels[nodeplan.LabelZone]
-			if bin.admits(&m.pods[i]) && volumeOK(i, z, hasZone) {
+			if bin.admits(&s.m.pods[i]) && s.volumeOK(i, z, hasZone) {
 				ok |= 1 << i
 			}
 		}
 		s.binOK = append(s.binOK, ok)
-		fits := make([]bool, 1<<n)
-		for set := uint(0); set <= full; set++ {
+		fits := make([]bool, 1<<s.n)
+		for set := uint(0); set <= s.full(); set++ {
 			fits[set] = set&^ok == 0 && s.sums[set].fits(bin.room)
 		}
 		s.binFits = append(s.binFits, fits)
 	}
+}
 
-	// Classes of new nodes.
+// newNodeClasses groups the pool's variants into classes (a zone where zones matter, and the
+// pods whose node selectors match), with each class's cheapest variant for every subset of pods.
+func (s *topoSearch) newNodeClasses(zoneMatters bool, zoneID map[string]int) {
 	poolPods := uint(0)
-	for i, p := range m.pods {
+	for i, p := range s.m.pods {
 		if p.pool == 0 {
 			poolPods |= 1 << i
 		}
@@ -491,26 +530,37 @@ func newTopoSearch(in *scheduling.Input, rules TopologyRules) *topoSearch {
 		if !seen {
 			ci = len(s.classes)
 			index[k] = ci
-			c := tclass{zone: zone, match: match, cost: make([]float64, 1<<n), pick: make([]int, 1<<n)}
-			for i := range m.pods {
-				if match&poolPods&(1<<i) != 0 && volumeOK(i, v.off.Zone, zoneMatters) {
-					c.ok |= 1 << i
-				}
-			}
-			for set := range c.cost {
-				c.cost[set], c.pick[set] = math.Inf(1), -1
-			}
-			s.classes = append(s.classes, c)
+			s.classes = append(s.classes, s.newClass(zone, match, poolPods, v.off.Zone, zoneMatters))
 		}
 		c := &s.classes[ci]
-		for set := uint(1); set <= full; set++ {
+		for set := uint(1); set <= s.full(); set++ {
 			if set&^c.ok == 0 && v.off.Price < c.cost[set] && s.sums[set].fits(v.room) {
 				c.cost[set], c.pick[set] = v.off.Price, vi
 			}
 		}
 	}
-	s.opening = make([][]int, n)
-	for i := range n {
+}
+
+// newClass is a class of new nodes in zone (id; -1: zones do not matter) whose node selectors
+// match the pods in match, with no variant yet: of the pool's pods (poolPods) that match, those
+// whose volumes allow the first variant's zone (varZone) may run there.
+func (s *topoSearch) newClass(zone int, match, poolPods uint, varZone string, zoneMatters bool) tclass {
+	c := tclass{zone: zone, match: match, cost: make([]float64, 1<<s.n), pick: make([]int, 1<<s.n)}
+	for i := range s.m.pods {
+		if match&poolPods&(1<<i) != 0 && s.volumeOK(i, varZone, zoneMatters) {
+			c.ok |= 1 << i
+		}
+	}
+	for set := range c.cost {
+		c.cost[set], c.pick[set] = math.Inf(1), -1
+	}
+	return c
+}
+
+// openingOrder lists, per pod, the classes it may open a new node of, cheapest first.
+func (s *topoSearch) openingOrder() {
+	s.opening = make([][]int, s.n)
+	for i := range s.n {
 		for ci, c := range s.classes {
 			if !math.IsInf(c.cost[1<<i], 1) {
 				s.opening[i] = append(s.opening[i], ci)
@@ -518,20 +568,17 @@ func newTopoSearch(in *scheduling.Input, rules TopologyRules) *topoSearch {
 		}
 		slices.SortStableFunc(s.opening[i], func(a, b int) int { return cmp.Compare(s.classes[a].cost[1<<i], s.classes[b].cost[1<<i]) })
 	}
+}
 
-	s.anti(run)
-	s.spread(run, zoneID)
-	s.affinity(run)
-	s.orderPods()
-
-	s.where = slices.Repeat([]int{undecidedTarget}, n)
-	s.set = make([]uint, s.nb, s.nb+n)
-	s.choice = make([]int, n)
-	s.opened = make([]bool, n)
-	size := max(s.nZones, s.nHosts+n)
+// startState sets the search at its start: every pod undecided, no new node, no best plan.
+func (s *topoSearch) startState() {
+	s.where = slices.Repeat([]int{undecidedTarget}, s.n)
+	s.set = make([]uint, s.nb, s.nb+s.n)
+	s.choice = make([]int, s.n)
+	s.opened = make([]bool, s.n)
+	size := max(s.nZones, s.nHosts+s.n)
 	s.counts, s.present = make([]int, size), make([]bool, size)
 	s.best.placed, s.best.cost = -1, math.Inf(1)
-	return s
 }
 
 // anti fills antiMask and forbid from required anti-affinity, pending pods' and running ones'.
@@ -581,103 +628,87 @@ func (s *topoSearch) anti(run []running) {
 	}
 }
 
-// spreadID identifies equal constraints of pods in one namespace, as package check does.
-func spreadID(ns string, c corev1.TopologySpreadConstraint, sel labels.Selector) string {
-	minDomains := int32(1)
-	if c.MinDomains != nil {
-		minDomains = *c.MinDomains
-	}
-	aff, taints := corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicyIgnore
-	if c.NodeAffinityPolicy != nil {
-		aff = *c.NodeAffinityPolicy
-	}
-	if c.NodeTaintsPolicy != nil {
-		taints = *c.NodeTaintsPolicy
-	}
-	return fmt.Sprintf("%s|%s|%d|%d|%s|%s|%s", ns, c.TopologyKey, c.MaxSkew, minDomains, aff, taints, sel.String())
-}
-
+// spread fills spreads: every pending pod's DoNotSchedule spread constraints, each with the
+// pods it counts and the bins, classes and zones it counts over.
 func (s *topoSearch) spread(run []running, zoneID map[string]int) {
-	type parsed struct {
-		c   corev1.TopologySpreadConstraint
-		sel labels.Selector
-		id  string
-	}
-	all := make([][]parsed, s.n)
+	s.spreads = make([][]tspread, s.n)
 	for i, p := range s.pods {
 		for _, c := range p.Spec.TopologySpreadConstraints {
 			if c.WhenUnsatisfiable != corev1.DoNotSchedule {
 				continue
 			}
-			sel, _ := metav1.LabelSelectorAsSelector(c.LabelSelector)
-			id := spreadID(p.Namespace, c, sel)
-			all[i] = append(all[i], parsed{c, sel, id})
+			sel, _ := metav1.LabelSelectorAsSelector(c.LabelSelector) // in scope, so valid
+			s.spreads[i] = append(s.spreads[i], s.newSpread(i, c, sel, run, zoneID))
 		}
 	}
-	poolTaints := s.pl.np.Template.Taints
-	s.spreads = make([][]tspread, s.n)
-	for i, p := range s.pods {
-		for _, pc := range all[i] {
-			c := pc.c
-			honorAff := c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
-			honorTaints := c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
-			sp := tspread{key: keyIndex(c.TopologyKey), maxSkew: int(c.MaxSkew), minDomains: 1,
-				selfMatch: pc.sel.Matches(labels.Set(p.Labels))}
-			if c.MinDomains != nil {
-				sp.minDomains = int(*c.MinDomains)
-			}
-			for j, q := range s.pods {
-				if q.Namespace == p.Namespace && pc.sel.Matches(labels.Set(q.Labels)) {
-					sp.countable |= 1 << j
-				}
-			}
-			eligible := func(name string, lbls map[string]string, taints []corev1.Taint) bool {
-				if _, ok := lbls[c.TopologyKey]; !ok {
-					return false
-				}
-				if honorAff && !matchNode(p, name, lbls) {
-					return false
-				}
-				if honorTaints {
-					if _, bad := nodeplan.UntoleratedTaint(p.Spec.Tolerations, taints); bad {
-						return false
-					}
-				}
-				return true
-			}
-			sp.binCount = make([]int, s.nb)
-			for b := range s.m.bins {
-				bin := &s.m.bins[b]
-				sp.binElig = append(sp.binElig, eligible(bin.name, bin.labels, bin.taints))
-			}
-			for _, r := range run {
-				q := r.pod
-				if q.DeletionTimestamp == nil && q.Namespace == p.Namespace && pc.sel.Matches(labels.Set(q.Labels)) {
-					sp.binCount[r.bin]++
-				}
-			}
-			tolerated := true
-			if honorTaints {
-				_, bad := nodeplan.UntoleratedTaint(p.Spec.Tolerations, poolTaints)
-				tolerated = !bad
-			}
-			for _, cl := range s.classes {
-				sp.classElig = append(sp.classElig, tolerated && (!honorAff || cl.match&(1<<i) != 0))
-			}
-			if sp.key == keyZone && tolerated {
-				seen := map[int]bool{}
-				for _, v := range s.pl.variants {
-					z := zoneID[v.off.Zone]
-					if !seen[z] && (!honorAff || matchNode(p, "", v.labels)) {
-						seen[z] = true
-						sp.launch = append(sp.launch, z)
-					}
-				}
-			}
-			sp.view = fmt.Sprint(p.Namespace, c.TopologyKey, sp.maxSkew, sp.minDomains, pc.sel, sp.binElig, sp.classElig, sp.launch)
-			s.spreads[i] = append(s.spreads[i], sp)
+}
+
+// newSpread is pending pod i's spread constraint c, selecting sel: the pending pods it counts,
+// the bins eligible for it and the running pods it counts there, the classes of new nodes
+// eligible for it, and, over zones, the zones the pool can launch an eligible node into.
+func (s *topoSearch) newSpread(i int, c corev1.TopologySpreadConstraint, sel labels.Selector, run []running, zoneID map[string]int) tspread {
+	p := s.pods[i]
+	honorAff := c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
+	honorTaints := c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
+	sp := tspread{key: keyIndex(c.TopologyKey), maxSkew: int(c.MaxSkew), minDomains: 1,
+		selfMatch: sel.Matches(labels.Set(p.Labels))}
+	if c.MinDomains != nil {
+		sp.minDomains = int(*c.MinDomains)
+	}
+	for j, q := range s.pods {
+		if q.Namespace == p.Namespace && sel.Matches(labels.Set(q.Labels)) {
+			sp.countable |= 1 << j
 		}
 	}
+	sp.binCount = make([]int, s.nb)
+	for b := range s.m.bins {
+		bin := &s.m.bins[b]
+		sp.binElig = append(sp.binElig, spreadEligible(p, c.TopologyKey, honorAff, honorTaints, bin.name, bin.labels, bin.taints))
+	}
+	for _, r := range run {
+		q := r.pod
+		if q.DeletionTimestamp == nil && q.Namespace == p.Namespace && sel.Matches(labels.Set(q.Labels)) {
+			sp.binCount[r.bin]++
+		}
+	}
+	tolerated := true
+	if honorTaints {
+		_, bad := nodeplan.UntoleratedTaint(p.Spec.Tolerations, s.pl.np.Template.Taints)
+		tolerated = !bad
+	}
+	for _, cl := range s.classes {
+		sp.classElig = append(sp.classElig, tolerated && (!honorAff || cl.match&(1<<i) != 0))
+	}
+	if sp.key == keyZone && tolerated {
+		seen := map[int]bool{}
+		for _, v := range s.pl.variants {
+			z := zoneID[v.off.Zone]
+			if !seen[z] && (!honorAff || matchNode(p, "", v.labels)) {
+				seen[z] = true
+				sp.launch = append(sp.launch, z)
+			}
+		}
+	}
+	sp.view = fmt.Sprint(p.Namespace, c.TopologyKey, sp.maxSkew, sp.minDomains, sel, sp.binElig, sp.classElig, sp.launch)
+	return sp
+}
+
+// spreadEligible reports whether a node (name, labels, taints) counts for p's spread over key:
+// it has the key, and, as the constraint's policies say, p's node affinity accepts it and p
+// tolerates its taints.
+func spreadEligible(p *corev1.Pod, key string, honorAff, honorTaints bool, name string, lbls map[string]string, taints []corev1.Taint) bool {
+	if _, ok := lbls[key]; !ok {
+		return false
+	}
+	if honorAff && !matchNode(p, name, lbls) {
+		return false
+	}
+	if honorTaints {
+		if _, bad := nodeplan.UntoleratedTaint(p.Spec.Tolerations, taints); bad {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *topoSearch) affinity(run []running) {
@@ -794,6 +825,10 @@ func (s *topoSearch) antiOK(i, t int) bool {
 
 func (s *topoSearch) nodeCost(k int, set uint) float64 { return s.classes[s.class[k]].cost[set] }
 
+// dfs decides the pod at position pos of the order and searches on: onto each bin, each new
+// node opened so far, a new node of each class it may open, or nowhere. Of interchangeable pods
+// (same[pos]) it tries only choices no lower than the previous one's. Branches that cannot
+// beat the best plan (more pods placed, then cheaper) are cut.
 func (s *topoSearch) dfs(pos, placed int, cost float64) {
 	remaining := s.n - pos
 	if placed+remaining < s.best.placed || (placed+remaining == s.best.placed && cost >= s.best.cost-costEps) {
@@ -804,57 +839,85 @@ func (s *topoSearch) dfs(pos, placed int, cost float64) {
 		return
 	}
 	i := s.order[pos]
-	bit := uint(1) << i
 	lo := 0
 	if s.same[pos] {
 		lo = s.choice[pos-1]
 	}
-	try := func(t, choice int, delta float64) {
-		s.where[i], s.choice[pos] = t, choice
-		s.set[t] |= bit
-		s.dfs(pos+1, placed+1, cost+delta)
-		s.set[t] &^= bit
-	}
 	s.opened[pos] = false
+	s.tryBins(pos, lo, placed, cost)
+	s.tryNewNodes(pos, lo, placed, cost)
+	if lo <= s.nb+len(s.class) {
+		s.tryOpening(pos, placed, cost)
+	}
+	s.where[i], s.choice[pos] = unplacedTarget, unplacedChoice
+	s.dfs(pos+1, placed, cost)
+	s.where[i] = undecidedTarget
+}
+
+// try puts the pod at position pos on target t (choice: its index among the choices), adding
+// delta to the cost, searches on, and takes it off again.
+func (s *topoSearch) try(pos, t, choice, placed int, cost, delta float64) {
+	i := s.order[pos]
+	bit := uint(1) << i
+	s.where[i], s.choice[pos] = t, choice
+	s.set[t] |= bit
+	s.dfs(pos+1, placed+1, cost+delta)
+	s.set[t] &^= bit
+}
+
+// tryBins tries the pod at pos on each bin from lo on that holds it.
+func (s *topoSearch) tryBins(pos, lo, placed int, cost float64) {
+	i := s.order[pos]
+	bit := uint(1) << i
 	for b := lo; b < s.nb; b++ {
 		if s.binFits[b][s.set[b]|bit] && s.antiOK(i, b) {
-			try(b, b, 0)
+			s.try(pos, b, b, placed, cost, 0)
 		}
 	}
+}
+
+// tryNewNodes tries the pod at pos on each new node opened so far (from choice lo on) whose
+// class holds it, at the difference it makes to the node's cost.
+func (s *topoSearch) tryNewNodes(pos, lo, placed int, cost float64) {
+	i := s.order[pos]
+	bit := uint(1) << i
 	nNew := len(s.class)
 	for k := max(lo-s.nb, 0); k < nNew; k++ {
 		t := s.nb + k
 		c := s.nodeCost(k, s.set[t]|bit)
 		if !math.IsInf(c, 1) && s.antiOK(i, t) {
-			try(t, t, c-s.nodeCost(k, s.set[t]))
+			s.try(pos, t, t, placed, cost, c-s.nodeCost(k, s.set[t]))
 		}
 	}
-	if lo <= s.nb+nNew {
-		minClass := 0
-		if s.same[pos] && s.opened[pos-1] {
-			minClass = s.class[nNew-1]
-		}
-		t := s.nb + nNew
-		s.set = append(s.set, 0)
-		s.class = append(s.class, 0)
-		for _, ci := range s.opening[i] {
-			if ci < minClass {
-				continue
-			}
-			s.class[nNew] = ci
-			if !s.antiOK(i, t) {
-				continue
-			}
-			s.opened[pos] = true
-			try(t, t, s.classes[ci].cost[bit])
-		}
-		s.opened[pos] = false
-		s.set = s.set[:len(s.set)-1]
-		s.class = s.class[:len(s.class)-1]
+}
+
+// tryOpening tries the pod at pos on a new node of each class it may open, cheapest first; after
+// an interchangeable pod that opened one, only classes from that one's on.
+func (s *topoSearch) tryOpening(pos, placed int, cost float64) {
+	i := s.order[pos]
+	bit := uint(1) << i
+	nNew := len(s.class)
+	minClass := 0
+	if s.same[pos] && s.opened[pos-1] {
+		minClass = s.class[nNew-1]
 	}
-	s.where[i], s.choice[pos] = unplacedTarget, unplacedChoice
-	s.dfs(pos+1, placed, cost)
-	s.where[i] = undecidedTarget
+	t := s.nb + nNew
+	s.set = append(s.set, 0)
+	s.class = append(s.class, 0)
+	for _, ci := range s.opening[i] {
+		if ci < minClass {
+			continue
+		}
+		s.class[nNew] = ci
+		if !s.antiOK(i, t) {
+			continue
+		}
+		s.opened[pos] = true
+		s.try(pos, t, t, placed, cost, s.classes[ci].cost[bit])
+	}
+	s.opened[pos] = false
+	s.set = s.set[:len(s.set)-1]
+	s.class = s.class[:len(s.class)-1]
 }
 
 func (s *topoSearch) leaf(placed int) {
