@@ -45,8 +45,8 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 //  3. valuePods: the model, counts (each group's pending pods) → lb, the bound where it holds
 //     on this problem; global, the column generation's patterns; each group's value (the LP's
 //     duals), which orders every later choice.
-//     newPackState: the model → st, every pending pod remaining, every bin with its room.
-//  4. placeOnBins(st): values, p.bins, st.remaining → pods on existing nodes and in-flight
+//  4. newPackState: the model → st, every pending pod remaining, every bin with its room; then
+//     placeOnBins(st): values, p.bins, st.remaining → pods on existing nodes and in-flight
 //     claims (st.bins, st.remaining, st.singlePlaced).
 //  5. packNewNodes(st, …), pool by pool in weight order: global, counts, st.remaining,
 //     st.singlePlaced → st.claims, st.remaining, st.dropped, st.singlePlaced, the pool's usage
@@ -56,11 +56,12 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 //     group's pods placed on those nodes (st.claims, st.bins, st.remaining);
 //     returnDropped(st): st.dropped → st.remaining.
 //  7. enforceTopology(st): st's placements, p.spreadFams → pods taken back (st.remaining,
-//     st.claims, st.bins; the reason in g.blocked) whose spread or affinity partners could not
-//     be placed, or whose spreads could wait on each other forever (spreadwait.go).
-//  8. rejectMinValues(st): st.claims → requests, each claim's launch request; the pods of
-//     claims whose options cannot meet their pool's minValues taken back (st.claims,
-//     st.remaining, st.minValuesHit).
+//     st.claims, st.bins; the reason in g.blocked; an emptied claim's usage off its pool)
+//     whose spread or affinity partners could not be placed, or whose spreads could wait on
+//     each other forever (spreadwait.go).
+//  8. rejectMinValues(st): st.claims, the pools' usage → requests, each claim's launch
+//     request; the pods of claims whose options cannot meet their pool's minValues taken back
+//     (st.claims, st.remaining, st.minValuesHit).
 //  9. result(st, requests): st (read only) → the Result, with every pod left explained.
 //  10. finalBound: relaxed, lb, counts, st.remaining, the unplaced pods → the lower bound for
 //     the pods the plan places.
