@@ -102,8 +102,10 @@ func NewServer(opts ...Option) *Server {
 func (s *Server) Close() { s.srv.Close() }
 
 // Config returns an aws.Config that sends every service's calls to s: static credentials, the
-// given region (DefaultRegion if empty) and a standard retryer with short backoffs and no retry
-// quota, so tests of retried faults run fast and do not starve one another.
+// given region (DefaultRegion if empty), a standard retryer with short backoffs and no retry
+// quota, so tests of retried faults run fast and do not starve one another, and an HTTP client
+// that keeps a connection up while its response is read (client.go says why the SDK's default
+// does not, against a local server).
 func (s *Server) Config(region string) aws.Config {
 	if region == "" {
 		region = DefaultRegion
@@ -112,6 +114,7 @@ func (s *Server) Config(region string) aws.Config {
 		Region:       region,
 		BaseEndpoint: aws.String(s.URL),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEC2TEST", "ec2test-secret", ""),
+		HTTPClient:   newHTTPClient(nil),
 		Retryer: func() aws.Retryer {
 			return retry.NewStandard(func(o *retry.StandardOptions) {
 				o.MaxBackoff = 20 * time.Millisecond
