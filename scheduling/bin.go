@@ -47,8 +47,8 @@ func (p *problem) buildBins(in *Input) error {
 		node := n.Node
 		pl := poolByName[node.Labels[nodeplan.LabelNodePool]]
 		if pl != nil {
-			pl.used.add(p.dims.vec(node.Status.Capacity))
-			pl.nodesUsed++
+			pl.used0.add(p.dims.vec(node.Status.Capacity))
+			pl.nodes0++
 		}
 		if node.Spec.Unschedulable || node.DeletionTimestamp != nil || hasTaint(node.Spec.Taints, nodeplan.TaintDisrupted) || n.NoNewPods {
 			continue
@@ -60,8 +60,8 @@ func (p *problem) buildBins(in *Input) error {
 		pl := poolByName[c.NodePool]
 		capacity, alloc := p.claimSize(c, pl)
 		if pl != nil {
-			pl.used.add(capacity)
-			pl.nodesUsed++
+			pl.used0.add(capacity)
+			pl.nodes0++
 		}
 		p.bins = append(p.bins, p.claimBin(in, c, pl, alloc))
 	}

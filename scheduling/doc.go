@@ -147,21 +147,23 @@
 // There are two kinds of state. The model is a problem (problem.go), built once by newProblem
 // and read by every step after: the pod groups (group.go), split, pinned and capped for topology;
 // the pools and their shapes, one per instance type as a node of the pool (shape.go,
-// dominance.go); the existing nodes and in-flight claims as bins (bin.go), with the room they
-// had before the solve; and which group fits which shape, through which offerings. The packing
-// state is a packState (problem.go): the pods each group has left, the room left on each bin and
-// the pods placed there, the planned claims, the pods set aside, the one-node groups that have
-// their node, the groups minValues turned away. solveOnce creates it once the model is built and
+// dominance.go), and what their existing nodes take against their limits; the existing nodes
+// and in-flight claims as bins (bin.go), with the room they had before the solve; and which
+// group fits which shape, through which offerings. The packing state is a packState
+// (problem.go): the pods each group has left, the room left on each bin and the pods placed
+// there, the planned claims, each pool's usage against its limits, the pods set aside, the
+// one-node groups that have their node, the groups minValues turned away. solveOnce creates it
+// once the model is built and
 // passes it, as the first argument, to each step that reads or writes it, each starting from
 // what the one before left (placeOnBins(st), packNewNodes(st, pool, …), placeWith(st),
 // enforceTopology(st), rejectMinValues(st), result(st, requests)); a step that does not take it
-// cannot change it. Three things the steps write stay in the model, each said in its step's
-// doc: the groups' values (setValues), which order the packers' choices; each pool's usage
-// against its limits, which the packers race on as a packing value (packing.go) and
-// enforceTopology lowers when it drops a claim; and, on a group enforceTopology takes pods back
-// from, why (g.blocked). What one step needs only while it runs is passed from function to
-// function, not stored: applyTopology, for one, hands the running pods and their anti-affinity
-// terms to each of its steps; a packer is handed the pods it may place and returns its claims.
+// cannot change it. Two things the steps write stay in the model, each said in its step's doc:
+// the groups' values (setValues), which order the packers' choices; and, on a group
+// enforceTopology takes pods back from, why (g.blocked). What one step needs only while it runs
+// is passed from function to function, not stored: applyTopology, for one, hands the running
+// pods and their anti-affinity terms to each of its steps; a packer is handed copies of the pods
+// it may place and of the pool's usage, and returns its claims (packing.go), so two packers can
+// race from the same start.
 //
 // The steps, by file:
 //

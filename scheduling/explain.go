@@ -22,7 +22,7 @@ var reasonRank = map[Reason]int{
 
 // explain says why group g's remaining pods were not placed: one reason per NodePool, the most
 // telling first, and the code of the most telling. Of the packing state it reads only
-// st.singlePlaced and st.minValuesHit.
+// st.singlePlaced, st.minValuesHit and st.usage.
 func (p *problem) explain(st *packState, g *group) (Reason, []PoolReason) {
 	if len(p.pools) == 0 {
 		r := PoolReason{Code: ReasonNoNodePool, Message: "no NodePool exists, and no existing node has room"}
@@ -111,7 +111,7 @@ func (p *problem) explainStopped(st *packState, g *group, pl *pool) (Reason, str
 		}
 		return ReasonMinValues, fmt.Sprintf("too few instance types fit the pod to meet %s", strings.Join(mv, ", "))
 	}
-	return ReasonLimit, p.limitMessage(g, pl)
+	return ReasonLimit, p.limitMessage(g, pl, st.usage[pl.idx])
 }
 
 // poolRequirementsMiss reports (ok) when no alternative of the group's requirements is
@@ -265,10 +265,10 @@ func (p *problem) explainOfferings(g *group, pl *pool, fitting []roomCand) (Reas
 	return ReasonNoOffering, fmt.Sprintf("no available offering of a fitting instance type (%s) meets the pod's zone and capacity-type requirements", fitting[0].it.Name)
 }
 
-// limitMessage names the limit that stopped the pool.
-func (p *problem) limitMessage(g *group, pl *pool) string {
-	if pl.nodeLimit >= 0 && pl.nodesUsed >= pl.nodeLimit {
-		return fmt.Sprintf("limit nodes=%d reached (%d in use)", pl.nodeLimit, pl.nodesUsed)
+// limitMessage names the limit that stopped the pool, at usage u.
+func (p *problem) limitMessage(g *group, pl *pool, u poolUsage) string {
+	if pl.nodeLimit >= 0 && u.nodes >= pl.nodeLimit {
+		return fmt.Sprintf("limit nodes=%d reached (%d in use)", pl.nodeLimit, u.nodes)
 	}
 	// The smallest shape that would take the pod, and the limit it breaks.
 	for _, s := range pl.shapes {
@@ -276,9 +276,9 @@ func (p *problem) limitMessage(g *group, pl *pool) string {
 			continue
 		}
 		for d, lim := range pl.limited {
-			if lim && pl.used[d]+s.capacity[d] > pl.limit[d] {
+			if lim && u.used[d]+s.capacity[d] > pl.limit[d] {
 				return fmt.Sprintf("limit %s=%s reached (%s in use, the smallest node for the pod, %s, has %s)",
-					p.dims.names[d], p.fmtDim(d, pl.limit[d]), p.fmtDim(d, pl.used[d]), s.it.Name, p.fmtDim(d, s.capacity[d]))
+					p.dims.names[d], p.fmtDim(d, pl.limit[d]), p.fmtDim(d, u.used[d]), s.it.Name, p.fmtDim(d, s.capacity[d]))
 			}
 		}
 	}

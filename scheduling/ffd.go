@@ -9,9 +9,9 @@ import (
 // then memory), each onto the first open node that can still become some instance type holding
 // it, else onto a new node; each node then becomes the cheapest type that holds its pods. The LP
 // packing beats it almost always, but on a few small inputs its rounding loses a node; so for
-// small, plain pools the solver computes both and keeps the cheaper. It returns the claims and
-// decrements rem.
-func (p *problem) packFFD(pl *pool, rem []int64) []*claim {
+// small, plain pools the solver computes both and keeps the cheaper. It returns the claims,
+// decrements rem and counts the claims in u (plain pools have no limits to check).
+func (p *problem) packFFD(pl *pool, u *poolUsage, rem []int64) []*claim {
 	var order []*group
 	for _, g := range p.groups {
 		if rem[g.id] > 0 {
@@ -54,7 +54,7 @@ func (p *problem) packFFD(pl *pool, rem []int64) []*claim {
 	}
 	out := make([]*claim, 0, len(open))
 	for _, n := range open {
-		out = append(out, p.ffdClaim(pl, n))
+		out = append(out, p.ffdClaim(u, n))
 	}
 	return out
 }
@@ -94,8 +94,8 @@ func (p *problem) ffdNarrow(n *ffdNode, g *group) []ffdCand {
 	return out
 }
 
-// ffdClaim is the claim for an open node: its cheapest candidate, counted against the pool.
-func (p *problem) ffdClaim(pl *pool, n *ffdNode) *claim {
+// ffdClaim is the claim for an open node: its cheapest candidate, counted in the pool's usage u.
+func (p *problem) ffdClaim(u *poolUsage, n *ffdNode) *claim {
 	best := n.cands[0]
 	bestPrice, _ := best.s.priceFor(best.mask)
 	for _, c := range n.cands[1:] {
@@ -107,8 +107,8 @@ func (p *problem) ffdClaim(pl *pool, n *ffdNode) *claim {
 	for _, x := range n.placed {
 		value += float64(x.k) * p.groups[x.g].value
 	}
-	pl.used.add(best.s.capacity)
-	pl.nodesUsed++
+	u.used.add(best.s.capacity)
+	u.nodes++
 	return &claim{shape: best.s, mask: best.mask, used: n.used, placed: n.placed, value: value}
 }
 

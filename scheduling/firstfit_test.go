@@ -24,7 +24,7 @@ func firstFitCost(t *testing.T, in Input) (float64, int) {
 	rem := slices.Clone(st.remaining)
 	var claims []*claim
 	for _, pl := range p.pools {
-		claims = append(claims, p.packFFD(pl, rem)...)
+		claims = append(claims, p.packFFD(pl, &st.usage[pl.idx], rem)...)
 	}
 	st.claims = claims
 	copy(st.remaining, rem)

@@ -17,18 +17,18 @@ import (
 //
 // until a round changes nothing or the round budget is spent. Both moves only ever lower the
 // cost, so the search cannot make a plan worse.
-func (p *problem) improve(claims []*claim, rounds int) []*claim {
+func (p *problem) improve(u *poolUsage, claims []*claim, rounds int) []*claim {
 	for round := 0; round < rounds; round++ {
 		changed := false
 		for _, c := range claims {
-			if p.resize(c) {
+			if p.resize(u, c) {
 				changed = true
 			}
 		}
 		var merged, absorbed bool
-		claims, absorbed = p.absorbPass(claims)
-		claims, merged = p.mergePass(claims)
-		moved := p.movePass(claims)
+		claims, absorbed = p.absorbPass(u, claims)
+		claims, merged = p.mergePass(u, claims)
+		moved := p.movePass(u, claims)
 		if !changed && !merged && !absorbed && !moved {
 			break
 		}
@@ -36,9 +36,10 @@ func (p *problem) improve(claims []*claim, rounds int) []*claim {
 	return claims
 }
 
-// bestShapeFor returns the cheapest shape of pool pl that holds exactly these pods, and the
-// offerings they leave, at a price of at most limit. ok is false when none does.
-func (p *problem) bestShapeFor(c *claim, placed []placement, used vec, limit float64) (best *shape, mask uint64, price float64, ok bool) {
+// bestShapeFor returns the cheapest shape of c's pool that holds exactly these pods, and the
+// offerings they leave, at a price of at most limit, within the pool's limits at usage u. ok is
+// false when none does.
+func (p *problem) bestShapeFor(u *poolUsage, c *claim, placed []placement, used vec, limit float64) (best *shape, mask uint64, price float64, ok bool) {
 	pl := c.shape.pool
 	// Caps do not depend on the shape: check them once.
 	for _, x := range placed {
@@ -72,7 +73,7 @@ func (p *problem) bestShapeFor(c *claim, placed []placement, used vec, limit flo
 			continue
 		}
 		// Growing past the current shape must still respect the pool's limits.
-		if s != c.shape && !p.limitsAllowSwap(pl, c.shape, s) {
+		if s != c.shape && !limitsAllowSwap(pl, u, c.shape, s) {
 			continue
 		}
 		if pr, _ := s.priceFor(m); pr < price {
@@ -83,19 +84,19 @@ func (p *problem) bestShapeFor(c *claim, placed []placement, used vec, limit flo
 }
 
 // limitsAllowSwap reports whether re-sizing one node from one shape to another keeps the pool
-// within its limits.
-func (p *problem) limitsAllowSwap(pl *pool, from, to *shape) bool {
-	return swapsWithinLimits(pl, from, to, from, from)
+// within its limits at usage u.
+func limitsAllowSwap(pl *pool, u *poolUsage, from, to *shape) bool {
+	return swapsWithinLimits(pl, u, from, to, from, from)
 }
 
-func (p *problem) resize(c *claim) bool {
-	s, m, price, ok := p.bestShapeFor(c, c.placed, c.used, c.price())
+// resize re-sizes c to the cheapest shape that holds its pods, if cheaper, and updates u.
+func (p *problem) resize(u *poolUsage, c *claim) bool {
+	s, m, price, ok := p.bestShapeFor(u, c, c.placed, c.used, c.price())
 	if !ok || price >= c.price()*(1-1e-12) {
 		return false
 	}
-	pl := c.shape.pool
-	pl.used.sub(c.shape.capacity)
-	pl.used.add(s.capacity)
+	u.used.sub(c.shape.capacity)
+	u.used.add(s.capacity)
 	c.used = c.used.clone()
 	c.shape, c.mask = s, m
 	return true
@@ -104,7 +105,9 @@ func (p *problem) resize(c *claim) bool {
 // mergeCandidates bounds the pairs a merge pass looks at: the least efficient nodes.
 const mergeCandidates = 64
 
-func (p *problem) mergePass(claims []*claim) ([]*claim, bool) {
+// mergePass merges pairs of the least efficient nodes into one where a shape holds both for
+// less, and updates u.
+func (p *problem) mergePass(u *poolUsage, claims []*claim) ([]*claim, bool) {
 	idx := make([]int, len(claims))
 	for i := range idx {
 		idx[i] = i
@@ -135,17 +138,16 @@ func (p *problem) mergePass(claims []*claim) ([]*claim, bool) {
 			}
 			used := ca.used.clone()
 			used.add(cb.used)
-			pl := ca.shape.pool
 			// The merged node replaces both: free their capacity for the limit check.
-			pl.used.sub(cb.shape.capacity)
-			s, m, price, ok := p.bestShapeFor(ca, placed, used, ca.price()+cb.price()+1e-12)
+			u.used.sub(cb.shape.capacity)
+			s, m, price, ok := p.bestShapeFor(u, ca, placed, used, ca.price()+cb.price()+1e-12)
 			if !ok || price > ca.price()+cb.price()+1e-12 {
-				pl.used.add(cb.shape.capacity)
+				u.used.add(cb.shape.capacity)
 				continue
 			}
-			pl.used.sub(ca.shape.capacity)
-			pl.used.add(s.capacity)
-			pl.nodesUsed--
+			u.used.sub(ca.shape.capacity)
+			u.used.add(s.capacity)
+			u.nodes--
 			claims[a] = &claim{shape: s, mask: m, used: used, placed: placed, value: ca.value + cb.value}
 			removed[b] = true
 			merged = true
@@ -186,8 +188,8 @@ func capsHold(g *group, placed []placement) bool {
 // resizing anything, into nodes already planned is dropped. It matters where constraints force
 // many part-empty nodes (one pod per node for anti-affinity): their room takes the pods that
 // would otherwise get nodes of their own. Smallest nodes are emptied first, into the fullest
-// nodes that take them.
-func (p *problem) absorbPass(claims []*claim) ([]*claim, bool) {
+// nodes that take them. u loses the nodes emptied.
+func (p *problem) absorbPass(u *poolUsage, claims []*claim) ([]*claim, bool) {
 	order := make([]int, len(claims))
 	for i := range order {
 		order[i] = i
@@ -223,9 +225,8 @@ func (p *problem) absorbPass(claims []*claim) ([]*claim, bool) {
 			free[m.dst] = freeCPUMem(d.shape, m.used)
 		}
 		removed[i] = true
-		pl := src.shape.pool
-		pl.used.sub(src.shape.capacity)
-		pl.nodesUsed--
+		u.used.sub(src.shape.capacity)
+		u.nodes--
 		changed = true
 	}
 	if !changed {
@@ -337,8 +338,8 @@ const (
 
 // movePass tries, for pairs of the least efficient nodes, moving some of the first's pods to
 // the second, each node re-sized to the cheapest shape that holds what it then has; it applies
-// the best move per pair that lowers their total price.
-func (p *problem) movePass(claims []*claim) bool {
+// the best move per pair that lowers their total price, and updates u.
+func (p *problem) movePass(u *poolUsage, claims []*claim) bool {
 	if len(claims) > moveLimit {
 		return false
 	}
@@ -356,7 +357,7 @@ func (p *problem) movePass(claims []*claim) bool {
 			if a == b || claims[a].shape.pool != claims[b].shape.pool {
 				continue
 			}
-			if p.tryMove(claims, a, b) {
+			if p.tryMove(u, claims, a, b) {
 				changed = true
 			}
 		}
@@ -368,10 +369,9 @@ func (p *problem) movePass(claims []*claim) bool {
 // moves tried are the prefixes of a's pods taken one at a time, largest first and then
 // smallest first (a's pods may be of several groups: 7 pods on an 8xl become 4 and 3 only by
 // moving three together).
-func (p *problem) tryMove(claims []*claim, a, b int) bool {
+func (p *problem) tryMove(u *poolUsage, claims []*claim, a, b int) bool {
 	ca, cb := claims[a], claims[b]
 	before := ca.price() + cb.price()
-	pl := ca.shape.pool
 	var units []int // group ids, one per pod
 	for _, x := range ca.placed {
 		for range min(x.k, moveUnits) {
@@ -385,15 +385,15 @@ func (p *problem) tryMove(claims []*claim, a, b int) bool {
 	var best *pairMove
 	for _, dir := range []int{-1, 1} {
 		slices.SortStableFunc(units, func(x, y int) int { return dir * cmp.Compare(size(x), size(y)) })
-		best = p.shiftPods(ca, cb, units[:len(units)-1], before, best)
+		best = p.shiftPods(u, ca, cb, units[:len(units)-1], before, best)
 	}
 	if best == nil {
 		return false
 	}
-	pl.used.sub(ca.shape.capacity)
-	pl.used.sub(cb.shape.capacity)
-	pl.used.add(best.sa.capacity)
-	pl.used.add(best.sb.capacity)
+	u.used.sub(ca.shape.capacity)
+	u.used.sub(cb.shape.capacity)
+	u.used.add(best.sa.capacity)
+	u.used.add(best.sb.capacity)
 	claims[a] = &claim{shape: best.sa, mask: best.ma, used: best.ua, placed: best.pa, value: best.va}
 	claims[b] = &claim{shape: best.sb, mask: best.mb, used: best.ub, placed: best.pb, value: best.vb}
 	return true
@@ -410,7 +410,7 @@ type pairMove struct {
 
 // shiftPods moves the pods of units from ca to cb one at a time, re-sizing both nodes after
 // each, and returns the cheapest pair found below before (and below best's price, else best).
-func (p *problem) shiftPods(ca, cb *claim, units []int, before float64, best *pairMove) *pairMove {
+func (p *problem) shiftPods(u *poolUsage, ca, cb *claim, units []int, before float64, best *pairMove) *pairMove {
 	pl := ca.shape.pool
 	pa, pb := slices.Clone(ca.placed), slices.Clone(cb.placed)
 	ua, ub := ca.used.clone(), cb.used.clone()
@@ -430,12 +430,12 @@ func (p *problem) shiftPods(ca, cb *claim, units []int, before float64, best *pa
 		if best != nil {
 			limit = best.price
 		}
-		sb, mb, prb, ok := p.bestShapeFor(cb, pb, ub, limit)
+		sb, mb, prb, ok := p.bestShapeFor(u, cb, pb, ub, limit)
 		if !ok {
 			continue
 		}
-		sa, ma, pra, ok := p.bestShapeFor(ca, dropEmpty(pa), ua, limit-prb)
-		if !ok || pra+prb >= limit*(1-1e-9) || !swapsWithinLimits(pl, ca.shape, sa, cb.shape, sb) {
+		sa, ma, pra, ok := p.bestShapeFor(u, ca, dropEmpty(pa), ua, limit-prb)
+		if !ok || pra+prb >= limit*(1-1e-9) || !swapsWithinLimits(pl, u, ca.shape, sa, cb.shape, sb) {
 			continue
 		}
 		best = &pairMove{sa: sa, sb: sb, ma: ma, mb: mb, pa: dropEmpty(pa), pb: slices.Clone(pb),
@@ -459,10 +459,10 @@ func dropEmpty(pl []placement) []placement {
 }
 
 // swapsWithinLimits reports whether re-sizing two nodes at once (from1→to1, from2→to2) keeps
-// the pool within its limits.
-func swapsWithinLimits(pl *pool, from1, to1, from2, to2 *shape) bool {
+// the pool within its limits at usage u.
+func swapsWithinLimits(pl *pool, u *poolUsage, from1, to1, from2, to2 *shape) bool {
 	for i, lim := range pl.limited {
-		if lim && pl.used[i]-from1.capacity[i]-from2.capacity[i]+to1.capacity[i]+to2.capacity[i] > pl.limit[i] {
+		if lim && u.used[i]-from1.capacity[i]-from2.capacity[i]+to1.capacity[i]+to2.capacity[i] > pl.limit[i] {
 			return false
 		}
 	}

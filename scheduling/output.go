@@ -81,7 +81,7 @@ func (p *problem) result(st *packState, requests []NewNodeClaim) Result {
 // return to st.remaining with their groups marked in st.minValuesHit (ReasonMinValues), and the
 // claims leave st.claims. It returns the requests of the claims kept, in st.claims order.
 func (p *problem) rejectMinValues(st *packState) []NewNodeClaim {
-	p.finishLimits(st.claims)
+	p.finishLimits(st.claims, st.usage)
 	// Claims with the same shape, offerings and pods get the same launch request: build it once.
 	memo := map[string]memoClaim{}
 	requests := make([]NewNodeClaim, 0, len(st.claims))
@@ -141,8 +141,8 @@ func (c NewNodeClaim) clone() NewNodeClaim {
 
 // finishLimits computes, per pool, how much each of the planned claims may grow past the type
 // it is costed at if the provider falls back to a bigger option: an equal share of the slack the
-// limits leave, so that even if every claim fell back, the limits would hold.
-func (p *problem) finishLimits(claims []*claim) {
+// limits leave at usage (per pool), so that even if every claim fell back, the limits would hold.
+func (p *problem) finishLimits(claims []*claim, usage []poolUsage) {
 	count := make([]int64, len(p.pools))
 	for _, c := range claims {
 		count[c.shape.pool.idx]++
@@ -156,7 +156,7 @@ func (p *problem) finishLimits(claims []*claim) {
 				continue
 			}
 			if n := count[pl.idx]; n > 0 {
-				g[i] = max(0, (pl.limit[i]-pl.used[i])/n)
+				g[i] = max(0, (pl.limit[i]-usage[pl.idx].used[i])/n)
 			}
 		}
 		p.growth[pl.idx] = g

@@ -271,8 +271,9 @@ func addPlacement(pl []placement, g int, k int64) []placement {
 }
 
 // packPool plans new nodes of one pool for the remaining pods of the groups it may take (rem
-// holds only those). It returns the claims; rem is decremented.
-func (p *problem) packPool(pl *pool, rem []int64) []*claim {
+// holds only those), within the pool's limits at usage u. It returns the claims; rem is
+// decremented and u counts the claims.
+func (p *problem) packPool(pl *pool, u *poolUsage, rem []int64) []*claim {
 	var out []*claim
 	cur, best := &nodeState{}, &nodeState{}
 	total := make(vec, len(p.dims.names))
@@ -297,7 +298,7 @@ func (p *problem) packPool(pl *pool, rem []int64) []*claim {
 			}
 		}
 		for _, s := range pl.shapes {
-			if s.dominated || !p.withinLimits(pl, s, 1) {
+			if s.dominated || !withinLimits(pl, u, s, 1) {
 				continue
 			}
 			p.fillFFD(s, rem, cur)
@@ -315,7 +316,7 @@ func (p *problem) packPool(pl *pool, rem []int64) []*claim {
 			k = min(k, rem[x.g]/x.k)
 		}
 		k = max(k, 1)
-		k = p.singles(p.limitCopies(pl, bestShape, k), best.placed)
+		k = p.singles(limitCopies(pl, u, bestShape, k), best.placed)
 		used := bestShape.alloc.clone()
 		used.sub(best.free)
 		for range k {
@@ -326,33 +327,34 @@ func (p *problem) packPool(pl *pool, rem []int64) []*claim {
 			rem[x.g] -= x.k * k
 		}
 		p.afterPlace(rem, best.placed)
-		pl.used.addScaled(bestShape.capacity, k)
-		pl.nodesUsed += k
+		u.used.addScaled(bestShape.capacity, k)
+		u.nodes += k
 	}
 }
 
-// withinLimits reports whether n more nodes of shape s keep the pool within its limits.
-func (p *problem) withinLimits(pl *pool, s *shape, n int64) bool {
-	if pl.nodeLimit >= 0 && pl.nodesUsed+n > pl.nodeLimit {
+// withinLimits reports whether n more nodes of shape s keep pool pl, at usage u, within its
+// limits.
+func withinLimits(pl *pool, u *poolUsage, s *shape, n int64) bool {
+	if pl.nodeLimit >= 0 && u.nodes+n > pl.nodeLimit {
 		return false
 	}
 	for i, lim := range pl.limited {
-		if lim && pl.used[i]+n*s.capacity[i] > pl.limit[i] {
+		if lim && u.used[i]+n*s.capacity[i] > pl.limit[i] {
 			return false
 		}
 	}
 	return true
 }
 
-// limitCopies caps k so that k nodes of s stay within the pool's limits (at least 1: the caller
-// checked one fits).
-func (p *problem) limitCopies(pl *pool, s *shape, k int64) int64 {
+// limitCopies caps k so that k nodes of s keep pool pl, at usage u, within its limits (at least
+// 1: the caller checked one fits).
+func limitCopies(pl *pool, u *poolUsage, s *shape, k int64) int64 {
 	if pl.nodeLimit >= 0 {
-		k = min(k, pl.nodeLimit-pl.nodesUsed)
+		k = min(k, pl.nodeLimit-u.nodes)
 	}
 	for i, lim := range pl.limited {
 		if lim && s.capacity[i] > 0 {
-			k = min(k, (pl.limit[i]-pl.used[i])/s.capacity[i])
+			k = min(k, (pl.limit[i]-u.used[i])/s.capacity[i])
 		}
 	}
 	return max(k, 1)

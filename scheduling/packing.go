@@ -10,17 +10,16 @@ import (
 // value, so two packers can each start from the same one and the cheaper result be kept; only
 // commitPacking writes the chosen one into the packState.
 
-// poolUsage is what a pool's nodes — existing, in flight and planned — take against its limits.
+// poolUsage is what a pool's nodes — existing, in flight and planned — take against its limits:
+// resources (by dimension) and nodes. The pool's own usage is packState.usage[pool idx]; a
+// packer writes a copy.
 type poolUsage struct {
 	used  vec
 	nodes int64
 }
 
-// usage returns a copy of the pool's usage.
-func (pl *pool) usage() poolUsage { return poolUsage{used: pl.used.clone(), nodes: pl.nodesUsed} }
-
-// setUsage makes u (a copy of it) the pool's usage.
-func (pl *pool) setUsage(u poolUsage) { pl.used, pl.nodesUsed = u.used.clone(), u.nodes }
+// clone returns a copy of u.
+func (u poolUsage) clone() poolUsage { return poolUsage{used: u.used.clone(), nodes: u.nodes} }
 
 // packing is one packer's plan for a pool: its claims, the pods it left (per group id), and
 // the pool's usage with its claims.
@@ -30,18 +29,17 @@ type packing struct {
 	usage  poolUsage
 }
 
-// runPacker runs pack from the packing from (which has no claims yet), on copies: the pool's
-// usage is set to from's while it runs.
-func runPacker(pl *pool, from packing, pack func(rem []int64) []*claim) packing {
-	pl.setUsage(from.usage)
-	rem := slices.Clone(from.rem)
-	claims := pack(rem)
-	return packing{claims: claims, rem: rem, usage: pl.usage()}
+// runPacker runs pack from the packing from (which has no claims yet), on copies of its pods
+// left and its usage.
+func runPacker(from packing, pack func(rem []int64, u *poolUsage) []*claim) packing {
+	rem, u := slices.Clone(from.rem), from.usage.clone()
+	claims := pack(rem, &u)
+	return packing{claims: claims, rem: rem, usage: u}
 }
 
 // packNewNodes plans new nodes in pool pl for the pods left that the pool may take (it reads
-// st.remaining and st.singlePlaced), and commits the plan (commitPacking): st.claims,
-// st.remaining, st.dropped, st.singlePlaced and the pool's usage. global is the column
+// st.remaining, st.singlePlaced and the pool's st.usage), and commits the plan (commitPacking):
+// st.claims, st.remaining, st.dropped, st.singlePlaced and the pool's st.usage. global is the column
 // generation over every group (reused when this pool has all of them), counts each group's
 // pending pods. Where the pool's LP is its own, it re-values the groups (setValues).
 func (p *problem) packNewNodes(st *packState, pl *pool, global cgResult, counts []int64) {
@@ -70,22 +68,22 @@ func (p *problem) packNewNodes(st *packState, pl *pool, global cgResult, counts 
 		rounds = defaultImprovementRounds
 	}
 	plain := p.plainPool(pl, rem)
-	start := packing{rem: rem, usage: pl.usage()}
-	best := runPacker(pl, start, func(rem []int64) []*claim {
-		claims := p.roundPatterns(pl, cg, rem)
-		claims = append(claims, p.packPool(pl, rem)...)
+	start := packing{rem: rem, usage: st.usage[pl.idx]}
+	best := runPacker(start, func(rem []int64, u *poolUsage) []*claim {
+		claims := p.roundPatterns(pl, u, cg, rem)
+		claims = append(claims, p.packPool(pl, u, rem)...)
 		if rounds > 0 {
-			claims = p.improve(claims, rounds)
+			claims = p.improve(u, claims, rounds)
 		}
 		return claims
 	})
 	if plain {
 		// Small plain pools: also pack first-fit-decreasing and keep the cheaper plan
 		// (placing at least as many pods), so the solver never loses to the baseline.
-		alt := runPacker(pl, start, func(rem []int64) []*claim {
-			claims := p.packFFD(pl, rem)
+		alt := runPacker(start, func(rem []int64, u *poolUsage) []*claim {
+			claims := p.packFFD(pl, u, rem)
 			if rounds > 0 {
-				claims = p.improve(claims, rounds)
+				claims = p.improve(u, claims, rounds)
 			}
 			return claims
 		})
@@ -129,9 +127,9 @@ func (p *problem) poolShare(remaining []int64, pl *pool, counts []int64) (rem []
 // commitPacking makes pk, packed from the pool's share of the pods (share, per group), the
 // pool's plan: its claims join st.claims, its pods left become the groups' remaining, the pods
 // it neither placed nor left were dropped (see drop), and the one-node groups it placed have
-// their node.
+// their node; its usage becomes the pool's.
 func (p *problem) commitPacking(st *packState, pl *pool, share []int64, pk packing) {
-	pl.setUsage(pk.usage)
+	st.usage[pl.idx] = pk.usage
 	st.claims = append(st.claims, pk.claims...)
 	placed := make([]int64, len(p.groups))
 	for _, c := range pk.claims {
@@ -153,9 +151,10 @@ func (p *problem) commitPacking(st *packState, pl *pool, share []int64, pk packi
 }
 
 // roundPatterns turns the LP solution into nodes: ⌊λ⌋ copies of every pattern, as the remaining
-// pods and the pool's limits allow. rem is decremented. A pattern's pods of a class of
-// interchangeable groups (lpclass.go) go to the class's groups in order.
-func (p *problem) roundPatterns(pl *pool, cg cgResult, rem []int64) []*claim {
+// pods and the pool's limits (at usage u) allow. rem is decremented, and u counts the nodes. A
+// pattern's pods of a class of interchangeable groups (lpclass.go) go to the class's groups in
+// order.
+func (p *problem) roundPatterns(pl *pool, u *poolUsage, cg cgResult, rem []int64) []*claim {
 	p.lpClasses()
 	var out []*claim
 	for i, pat := range cg.basis {
@@ -166,10 +165,10 @@ func (p *problem) roundPatterns(pl *pool, cg cgResult, rem []int64) []*claim {
 		for _, x := range pat.placed {
 			k = min(k, p.classRem(rem, x.g)/x.k)
 		}
-		if k <= 0 || !p.withinLimits(pl, pat.s, 1) {
+		if k <= 0 || !withinLimits(pl, u, pat.s, 1) {
 			continue
 		}
-		k = p.singles(p.limitCopies(pl, pat.s, k), pat.placed)
+		k = p.singles(limitCopies(pl, u, pat.s, k), pat.placed)
 		mask := fullMask(len(pat.s.offerings))
 		for _, x := range pat.placed {
 			e, _ := p.fit(pat.s, x.g)
@@ -187,8 +186,8 @@ func (p *problem) roundPatterns(pl *pool, cg cgResult, rem []int64) []*claim {
 			out = append(out, &claim{shape: pat.s, mask: mask, used: used, placed: placed, value: value})
 			p.afterPlace(rem, placed)
 		}
-		pl.used.addScaled(pat.s.capacity, k)
-		pl.nodesUsed += k
+		u.used.addScaled(pat.s.capacity, k)
+		u.nodes += k
 	}
 	return out
 }

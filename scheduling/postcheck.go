@@ -18,7 +18,7 @@ import (
 // spreads that could wait on each other forever (spreadwait.go), until no check takes any
 // (taking back a spread's pods can orphan an affinity's). It reads where st placed pods and takes
 // pods back out of st.claims and st.bins into st.remaining, dropping claims left empty (and
-// their pool's usage); each group it takes pods back from gets the reason in g.blocked.
+// their pool's st.usage); each group it takes pods back from gets the reason in g.blocked.
 func (p *problem) enforceTopology(st *packState) {
 	for p.enforceOnce(st) {
 	}
@@ -82,7 +82,7 @@ func pinnedTo(g *group, key string) string {
 
 // unplace takes up to n of g's placed pods back into st.remaining: from new claims first (the
 // last planned first), then from existing room. A claim left empty is dropped, and its pool's
-// usage with it.
+// st.usage with it.
 func (p *problem) unplace(st *packState, g *group, n int) {
 	p.unplaceN(st, g, n, nil)
 }
@@ -112,9 +112,9 @@ func (p *problem) unplaceN(st *packState, g *group, n int, where func([]placemen
 		st.remaining[g.id] += take
 		n -= int(take)
 		if len(c.placed) == 0 {
-			pl := c.shape.pool
-			pl.used.sub(c.shape.capacity)
-			pl.nodesUsed--
+			u := &st.usage[c.shape.pool.idx]
+			u.used.sub(c.shape.capacity)
+			u.nodes--
 			st.claims = slices.Delete(st.claims, i, i+1)
 		}
 	}

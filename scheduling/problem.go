@@ -20,9 +20,8 @@ type problem struct {
 	// newProblem builds the model, applyTopology splitting and annotating the groups, before any
 	// step runs. The steps write into it only what orders or annotates their work: each group's
 	// value and the order of the fit lists by it (setValues: valuePods, and packNewNodes for a
-	// pool priced alone); each pool's usage against its limits (the packers, which race on it as
-	// a packing value, packing.go; enforceTopology when it drops a claim); why a group's pods
-	// were taken back (g.blocked, enforceTopology); and the memos below.
+	// pool priced alone); why a group's pods were taken back (g.blocked, enforceTopology); and
+	// the memos below.
 	in    *Input
 	prefs preferences // which preferences this solve treats as requirements
 	dims  *dims
@@ -32,7 +31,9 @@ type problem struct {
 	pools  []*pool
 	shapes []*shape
 	// bins are the existing nodes and in-flight claims, with the room they had before this
-	// solve; the room left and what is placed there is packState.bins.
+	// solve; the room left and what is placed there is packState.bins. Likewise each pool's
+	// usage against its limits before any new node (pool.used0) and with the planned claims
+	// (packState.usage).
 	bins []*bin
 
 	daemons     []*daemon
@@ -90,6 +91,8 @@ type packState struct {
 	remaining []int64
 	// bins[i] is the room left on the model's bins[i] and the pods placed there.
 	bins []binState
+	// usage[i] is what pool i's existing, in-flight and planned nodes take against its limits.
+	usage []poolUsage
 	// claims are the planned new nodes.
 	claims []*claim
 	// dropped counts pods a pool's packing took out for good (see drop), given back to
@@ -110,11 +113,13 @@ type binState struct {
 }
 
 // newPackState is the packing state at its start: every pending pod remaining, every bin with
-// the room it had before the solve.
+// the room it had before the solve, every pool's usage that of its existing nodes and in-flight
+// claims.
 func (p *problem) newPackState() *packState {
 	st := &packState{
 		remaining:    make([]int64, len(p.groups)),
 		bins:         make([]binState, len(p.bins)),
+		usage:        make([]poolUsage, len(p.pools)),
 		dropped:      map[int]int64{},
 		singlePlaced: map[*singleState]bool{},
 		minValuesHit: map[int]bool{},
@@ -124,6 +129,9 @@ func (p *problem) newPackState() *packState {
 	}
 	for i, b := range p.bins {
 		st.bins[i].free = b.free0.clone()
+	}
+	for _, pl := range p.pools {
+		st.usage[pl.idx] = poolUsage{used: pl.used0.clone(), nodes: pl.nodes0}
 	}
 	return st
 }
@@ -160,7 +168,7 @@ func newProblem(in *Input, prefs preferences) (*problem, error) {
 // so they are shared); what each group's pods ask for (describeGroups); the DaemonSets and every
 // resource the input names, then the groups' requests as vectors; the pools and their shapes;
 // the existing nodes and in-flight claims as bins; topology (applyTopology); conflicts, fits
-// and dominated shapes; and each pool's usage before any new node (used0).
+// and dominated shapes.
 func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, error) {
 	if base == nil {
 		base = groupPending(in)
@@ -186,9 +194,6 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, e
 	p.finishConflicts()
 	p.buildFits()
 	p.markDominated()
-	for _, pl := range p.pools {
-		pl.used0 = pl.used.clone()
-	}
 	return p, nil
 }
 

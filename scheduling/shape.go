@@ -23,15 +23,15 @@ type pool struct {
 	// types are the pool's instance types, sorted by name, for explanations.
 	types []*nodeplan.InstanceType
 
-	// limited[i] says whether dimension i is limited; limit[i] is the cap; used[i] what the
-	// pool's existing nodes, in-flight claims and planned claims take. nodeLimit < 0: no cap.
-	limited []bool
-	limit   vec
-	used    vec
-	// used0 is used before any new node: existing nodes and in-flight claims.
-	used0     vec
+	// limited[i] says whether dimension i is limited; limit[i] is the cap. nodeLimit < 0: no
+	// cap on nodes.
+	limited   []bool
+	limit     vec
 	nodeLimit int64
-	nodesUsed int64
+	// used0 and nodes0 are what the pool's existing nodes and in-flight claims take against
+	// its limits, before any new node; with the planned claims, packState.usage.
+	used0  vec
+	nodes0 int64
 	// unknownLimits are limited resources no pod or type mentions; they cannot be exceeded.
 	minValues []nodeplan.Requirement
 	// nodeCost is what each node of the pool costs beyond its instance's price (NodeCost):
@@ -91,7 +91,7 @@ func (p *problem) buildPools(in *Input) {
 		}
 		pl.limited = make([]bool, len(p.dims.names))
 		pl.limit = make(vec, len(p.dims.names))
-		pl.used = make(vec, len(p.dims.names))
+		pl.used0 = make(vec, len(p.dims.names))
 		for name, q := range np.Limits {
 			if name == nodeplan.ResourceNodes {
 				pl.nodeLimit = nodeplan.Value(q)

@@ -34,8 +34,8 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 // steps, in order, each one function: what it reads → what it writes. The model p (problem) is
 // built by step 1 and read by the rest. The packing state st (packState: the pods each group has
 // left, the room left on and pods placed on existing nodes and in-flight claims, the planned
-// claims, the pods set aside) is created after it and handed to each step that reads or writes
-// it, as its first argument.
+// claims, each pool's usage against its limits, the pods set aside) is created after it and
+// handed to each step that reads or writes it, as its first argument.
 //
 //  1. newProblem: in, prefs → the model p: pod groups (split, pinned and capped for topology),
 //     pools, shapes, existing room (bins), which group fits which shape.
@@ -45,21 +45,22 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 //  3. valuePods: the model, counts (each group's pending pods) → lb, the bound where it holds
 //     on this problem; global, the column generation's patterns; each group's value (the LP's
 //     duals), which orders every later choice.
-//  4. newPackState: the model → st, every pending pod remaining, every bin with its room; then
+//  4. newPackState: the model → st, every pending pod remaining, every bin with its room,
+//     every pool's usage that of its existing nodes and in-flight claims; then
 //     placeOnBins(st): values, p.bins, st.remaining → pods on existing nodes and in-flight
 //     claims (st.bins, st.remaining, st.singlePlaced).
 //  5. packNewNodes(st, …), pool by pool in weight order: global, counts, st.remaining,
-//     st.singlePlaced → st.claims, st.remaining, st.dropped, st.singlePlaced, the pool's usage
-//     against its limits. It rounds the LP's patterns, packs the rest greedily and improves by
-//     local search (racing a first-fit-decreasing packing on small plain pools).
+//     st.singlePlaced, the pool's st.usage → st.claims, st.remaining, st.dropped,
+//     st.singlePlaced, the pool's st.usage. It rounds the LP's patterns, packs the rest greedily
+//     and improves by local search (racing a first-fit-decreasing packing on small plain pools).
 //  6. placeWith(st): st.claims, st.bins → the groups that must share a node with another
 //     group's pods placed on those nodes (st.claims, st.bins, st.remaining);
 //     returnDropped(st): st.dropped → st.remaining.
 //  7. enforceTopology(st): st's placements, p.spreadFams → pods taken back (st.remaining,
-//     st.claims, st.bins; the reason in g.blocked; an emptied claim's usage off its pool)
+//     st.claims, st.bins, st.usage; the reason in g.blocked)
 //     whose spread or affinity partners could not be placed, or whose spreads could wait on
 //     each other forever (spreadwait.go).
-//  8. rejectMinValues(st): st.claims, the pools' usage → requests, each claim's launch
+//  8. rejectMinValues(st): st.claims, st.usage → requests, each claim's launch
 //     request; the pods of claims whose options cannot meet their pool's minValues taken back
 //     (st.claims, st.remaining, st.minValuesHit).
 //  9. result(st, requests): st (read only) → the Result, with every pod left explained.
