@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -138,25 +139,9 @@ func (c *checker) index() {
 func (c *checker) accounting() {
 	c.where = map[*corev1.Pod]*target{}
 	seen := map[string][]string{}
-	place := func(key, where string, t *target) {
-		seen[key] = append(seen[key], where)
-		if node, ok := c.boundAt[key]; ok {
-			c.fail(RuleBoundPod, podDesc(key), "is bound to node %q but the result places it on %s", node, where)
-			return
-		}
-		p, ok := c.pending[key]
-		if !ok {
-			c.fail(RuleAccounted, podDesc(key), "is not a pending pod of the input but appears in %s", where)
-			return
-		}
-		if t != nil && len(seen[key]) == 1 {
-			t.pods = append(t.pods, p)
-			c.where[p] = t
-		}
-	}
 	for i, nc := range c.res.NodeClaims {
 		for _, k := range nc.Pods {
-			place(k, c.newClaims[i].desc, c.newClaims[i])
+			c.place(seen, k, c.newClaims[i].desc, c.newClaims[i])
 		}
 	}
 	for _, pl := range c.res.Existing {
@@ -168,7 +153,7 @@ func (c *checker) accounting() {
 			c.targetUsable(t, pl)
 		}
 		for _, k := range pl.Pods {
-			place(k, where, t)
+			c.place(seen, k, where, t)
 		}
 	}
 	for _, pl := range c.res.InFlight {
@@ -178,20 +163,41 @@ func (c *checker) accounting() {
 			c.fail(RuleTarget, where, "is not an in-flight NodeClaim of the input")
 		}
 		for _, k := range pl.Pods {
-			place(k, where, t)
+			c.place(seen, k, where, t)
 		}
 	}
 	for _, u := range c.res.Unschedulable {
-		place(u.Pod, "Unschedulable", nil)
+		c.place(seen, u.Pod, "Unschedulable", nil)
 		if u.Code == "" || u.Message == "" {
 			c.fail(RuleAccounted, podDesc(u.Pod), "is unschedulable without a reason (code %q, message %q)", u.Code, u.Message)
 		}
 	}
-	keys := make([]string, 0, len(c.pending))
-	for k := range c.pending {
-		keys = append(keys, k)
+	c.placedOnce(seen)
+}
+
+// place records that the result puts pod key at where (target t, nil for Unschedulable) and
+// attaches the pod to t the first time only: a pod listed twice is reported by placedOnce, and
+// checking it twice would report its other rules twice.
+func (c *checker) place(seen map[string][]string, key, where string, t *target) {
+	seen[key] = append(seen[key], where)
+	if node, ok := c.boundAt[key]; ok {
+		c.fail(RuleBoundPod, podDesc(key), "is bound to node %q but the result places it on %s", node, where)
+		return
 	}
-	slices.Sort(keys)
+	p, ok := c.pending[key]
+	if !ok {
+		c.fail(RuleAccounted, podDesc(key), "is not a pending pod of the input but appears in %s", where)
+		return
+	}
+	if t != nil && len(seen[key]) == 1 {
+		t.pods = append(t.pods, p)
+		c.where[p] = t
+	}
+}
+
+// placedOnce fails each pending pod the result lists nowhere or more than once, by key.
+func (c *checker) placedOnce(seen map[string][]string) {
+	keys := slices.Sorted(maps.Keys(c.pending))
 	for _, k := range keys {
 		switch n := len(seen[k]); {
 		case n == 0:

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +23,9 @@ import (
 // this name and these labels, and if not, which part fails. Required terms are ORed, the
 // expressions of a term ANDed; a term with nothing in it matches no node.
 func matchNode(pod *corev1.Pod, nodeName string, lbls map[string]string) (bool, string) {
-	for k, v := range pod.Spec.NodeSelector {
+	// In key order, so the reason named is the same on every run.
+	for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
+		v := pod.Spec.NodeSelector[k]
 		if got, ok := lbls[k]; !ok || got != v {
 			if !ok {
 				return false, fmt.Sprintf("nodeSelector %s=%s, node has no label %s", k, v, k)
