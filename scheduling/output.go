@@ -306,7 +306,7 @@ func (p *problem) claimCandidates(c *claim) *candidates {
 	for _, s := range c.shape.pool.shapes {
 		fits := true
 		for _, x := range c.placed {
-			if _, ok := p.fitAny(s, x.g); !ok {
+			if !p.fitsAny(s, x.g) {
 				fits = false
 				break
 			}

@@ -24,9 +24,11 @@ func (c *claim) price() float64 {
 }
 
 // fitIndex finds a group's entry in a shape's fit list: dense when the problem is small enough,
-// a map otherwise.
+// a map otherwise. The dense index is by group, then shape: a claim's launch request asks, shape
+// after shape, whether each of its few groups fits (claimCandidates), so each group's row is
+// read in order.
 type fitIndex struct {
-	dense  [][]int32 // [shape][group] → entry index+1 (0 = none)
+	dense  [][]int32 // [group][shape] → entry index+1 (0 = none)
 	sparse []map[int]int32
 }
 
@@ -34,13 +36,15 @@ const denseFitLimit = 4 << 20
 
 func (p *problem) buildFitIndex() {
 	if len(p.shapes)*len(p.groups) <= denseFitLimit {
-		p.fits.dense = make([][]int32, len(p.shapes))
+		p.fits.dense = make([][]int32, len(p.groups))
+		all := make([]int32, len(p.groups)*len(p.shapes))
+		for g := range p.groups {
+			p.fits.dense[g] = all[g*len(p.shapes) : (g+1)*len(p.shapes) : (g+1)*len(p.shapes)]
+		}
 		for s := range p.shapes {
-			row := make([]int32, len(p.groups))
 			for i, e := range p.byShape[s] {
-				row[e.g] = int32(i + 1)
+				p.fits.dense[e.g][s] = int32(i + 1)
 			}
-			p.fits.dense[s] = row
 		}
 		return
 	}
@@ -54,18 +58,33 @@ func (p *problem) buildFitIndex() {
 	}
 }
 
+// fitAt returns where group g's entry is in shape s's fit list, plus one (0: none).
+func (p *problem) fitAt(s *shape, g int) int32 {
+	if p.fits.dense != nil {
+		return p.fits.dense[g][s.idx]
+	}
+	return p.fits.sparse[s.idx][g]
+}
+
 // fit returns group g's entry on shape s.
 func (p *problem) fit(s *shape, g int) (fitEntry, bool) {
-	var i int32
-	if p.fits.dense != nil {
-		i = p.fits.dense[s.idx][g]
-	} else {
-		i = p.fits.sparse[s.idx][g]
-	}
+	i := p.fitAt(s, g)
 	if i == 0 {
 		return fitEntry{}, false
 	}
 	return p.byShape[s.idx][i-1], true
+}
+
+// fitsAny reports what fitAny does, without reading the entry.
+func (p *problem) fitsAny(s *shape, g int) bool {
+	if p.fitAt(s, g) != 0 {
+		return true
+	}
+	if p.groups[g].with != nil {
+		_, ok := p.fitOnShape(p.groups[g], s)
+		return ok
+	}
+	return false
 }
 
 // orderFits sorts every shape's fit list by group value, largest first: the order a node is

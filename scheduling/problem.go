@@ -391,7 +391,8 @@ func selectorKeys(in *Input) []string {
 }
 
 // buildFits settles, for every group and shape, whether the group may ever go there and through
-// which offerings.
+// which offerings. The fit lists are counted first and then filled, each a slice of one
+// allocation: grown by appends they were a fifth of the drawn mix's allocation.
 func (p *problem) buildFits() {
 	p.byShape = make([][]fitEntry, len(p.shapes))
 	p.poolOK = make([][]bool, len(p.groups))
@@ -402,37 +403,80 @@ func (p *problem) buildFits() {
 	// alternatives: many groups share them (a deployment's sizes, a zone's pins), so it is
 	// worked out once per distinct list and shape.
 	memo := map[string][]altFit{}
+	// fitsOf[pool][group] is the memo's answer for the group in the pool (nil: never there).
+	fitsOf := make([][][]altFit, len(p.pools))
+	sizes := make([]int, len(p.shapes))
 	for _, pl := range p.pools {
+		fitsOf[pl.idx] = make([][]altFit, len(p.groups))
 		for _, g := range p.groups {
-			if g.blocked != nil || g.noNew || g.with != nil {
+			fits := p.poolAltFits(pl, g, memo)
+			if fits == nil {
 				continue
 			}
-			if _, blocked := p.untolerated(g.tolerations, pl.np.Template.Taints); blocked {
-				continue
-			}
-			var key strings.Builder
-			fmt.Fprintf(&key, "%d", pl.idx)
-			for _, alt := range g.alts {
-				key.WriteString("|")
-				key.WriteString(alt.String())
-			}
-			fits, seen := memo[key.String()]
-			if !seen {
-				fits = shapeAltFits(pl, g.alts)
-				memo[key.String()] = fits
-			}
+			fitsOf[pl.idx][g.id] = fits
 			for i, s := range pl.shapes {
-				if fits[i].alt < 0 || !g.req.fitsIn(s.alloc) {
-					continue
+				if groupFitsShape(g, s, fits[i]) {
+					sizes[s.idx]++
 				}
-				if _, clash := portsConflict(g.ports, s.dsPorts); clash {
-					continue
-				}
-				p.byShape[s.idx] = append(p.byShape[s.idx], fitEntry{g: g.id, mask: fits[i].mask, alt: fits[i].alt})
-				p.poolOK[g.id][pl.idx] = true
 			}
 		}
 	}
+	total := 0
+	for _, n := range sizes {
+		total += n
+	}
+	all := make([]fitEntry, 0, total)
+	for i, n := range sizes {
+		p.byShape[i] = all[:0:n]
+		all = all[n:n:cap(all)]
+	}
+	for _, pl := range p.pools {
+		for _, g := range p.groups {
+			fits := fitsOf[pl.idx][g.id]
+			if fits == nil {
+				continue
+			}
+			for i, s := range pl.shapes {
+				if groupFitsShape(g, s, fits[i]) {
+					p.byShape[s.idx] = append(p.byShape[s.idx], fitEntry{g: g.id, mask: fits[i].mask, alt: fits[i].alt})
+					p.poolOK[g.id][pl.idx] = true
+				}
+			}
+		}
+	}
+}
+
+// poolAltFits returns, for each shape of pl, the alternative of g it accepts (shapeAltFits,
+// memoised by pool and alternatives), or nil when g may never go to pl.
+func (p *problem) poolAltFits(pl *pool, g *group, memo map[string][]altFit) []altFit {
+	if g.blocked != nil || g.noNew || g.with != nil {
+		return nil
+	}
+	if _, blocked := p.untolerated(g.tolerations, pl.np.Template.Taints); blocked {
+		return nil
+	}
+	var key strings.Builder
+	fmt.Fprintf(&key, "%d", pl.idx)
+	for _, alt := range g.alts {
+		key.WriteString("|")
+		key.WriteString(alt.String())
+	}
+	fits, seen := memo[key.String()]
+	if !seen {
+		fits = shapeAltFits(pl, g.alts)
+		memo[key.String()] = fits
+	}
+	return fits
+}
+
+// groupFitsShape reports whether g may go on s through fit (an entry of poolAltFits): an alternative and offering accept it, its requests fit the shape's
+// allocatable, and its host ports are free of the DaemonSets'.
+func groupFitsShape(g *group, s *shape, fit altFit) bool {
+	if fit.alt < 0 || !g.req.fitsIn(s.alloc) {
+		return false
+	}
+	_, clash := portsConflict(g.ports, s.dsPorts)
+	return !clash
 }
 
 // altFit is the first alternative a shape accepts (-1: none) and the offerings it accepts there.

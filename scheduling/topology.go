@@ -538,7 +538,7 @@ func (p *problem) domains(g *group, key string) map[string]float64 {
 // withBins adds existing nodes: with mustFit, those the group may go to; without, every node
 // a spread counts (its labels match the alternatives; its taints matter only if honoured).
 func (p *problem) domainsFor(g *group, alts []nodeplan.Requirements, key string, honorTaints, mustFit, withBins bool) map[string]float64 {
-	out := domainPrices{}
+	out := &domainPrices{}
 	for _, pl := range p.pools {
 		if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints); blocked && honorTaints {
 			continue
@@ -552,23 +552,52 @@ func (p *problem) domainsFor(g *group, alts []nodeplan.Requirements, key string,
 	switch {
 	case withBins && !mustFit:
 		p.noteCountedBins(out, g, alts, key, honorTaints)
-	case withBins || len(out) == 0:
+	case withBins || len(out.vals) == 0:
 		for _, b := range p.bins {
 			if v, ok := b.labels[key]; ok && b.admits(g, nil) {
 				out.note(v, 0)
 			}
 		}
 	}
-	return out
+	return out.asMap()
 }
 
-// domainPrices maps a domain (a value of a topology key) to the cheapest price seen there.
-type domainPrices map[string]float64
+// domainPrices collects domains (values of a topology key) with the cheapest price seen in
+// each. A key has few values (zones), each noted once per shape and offering: a short list
+// searched in order costs less than a map lookup per note.
+type domainPrices struct {
+	vals   []string
+	prices []float64
+}
 
-func (d domainPrices) note(v string, price float64) {
-	if old, ok := d[v]; !ok || price < old {
-		d[v] = price
+func (d *domainPrices) note(v string, price float64) {
+	for i, u := range d.vals {
+		if u == v {
+			d.prices[i] = min(d.prices[i], price)
+			return
+		}
 	}
+	d.vals = append(d.vals, v)
+	d.prices = append(d.prices, price)
+}
+
+// covers reports whether v is noted at price or less.
+func (d *domainPrices) covers(v string, price float64) bool {
+	for i, u := range d.vals {
+		if u == v {
+			return d.prices[i] <= price
+		}
+	}
+	return false
+}
+
+// asMap returns the domains noted, each with its cheapest price.
+func (d *domainPrices) asMap() map[string]float64 {
+	out := make(map[string]float64, len(d.vals))
+	for i, v := range d.vals {
+		out[v] = d.prices[i]
+	}
+	return out
 }
 
 // compatibleAlt returns the first of alts the shape s can satisfy, key aside, or nil.
@@ -583,10 +612,13 @@ func compatibleAlt(s *shape, alts []nodeplan.Requirements, key string) *nodeplan
 
 // noteShape notes the domains of key a node of shape s can have under alt: zones from its
 // offerings (at their prices), other keys from its requirements (at its cheapest price).
-func (d domainPrices) noteShape(s *shape, alt *nodeplan.Requirements, key string) {
+func (d *domainPrices) noteShape(s *shape, alt *nodeplan.Requirements, key string) {
 	want, has := alt.Get(key)
 	if key == nodeplan.LabelZone {
 		for _, o := range s.offerings {
+			if d.covers(o.Zone, o.Price) {
+				continue // noting it would change nothing: spare the requirement checks
+			}
 			if (!has || want.Accepts(o.Zone, true)) && o.Accepts(*alt) {
 				d.note(o.Zone, o.Price)
 			}
@@ -608,7 +640,7 @@ func (d domainPrices) noteShape(s *shape, alt *nodeplan.Requirements, key string
 // does: every node with the key whose labels the pod's node affinity (alts) accepts, and, only
 // when the policy honours taints, that the pod tolerates — whether or not the pod fits there
 // or may go there today.
-func (p *problem) noteCountedBins(d domainPrices, g *group, alts []nodeplan.Requirements, key string, honorTaints bool) {
+func (p *problem) noteCountedBins(d *domainPrices, g *group, alts []nodeplan.Requirements, key string, honorTaints bool) {
 	for _, b := range p.bins {
 		v, ok := b.labels[key]
 		if !ok {
