@@ -25,12 +25,12 @@ import (
 // pending group that matches without carrying the same required terms; or, when only groups
 // carrying the same terms (its co-carriers, subgroups included) match, the one domain where
 // all of them start.
-func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map[*group]groupTopo) {
-	ask := newAffinityAsk(g, i, topo)
+func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map[*group]groupTopo, memo termMatches) {
+	ask := newAffinityAsk(g, i, topo, memo)
 	if p.followRunning(ask, running) {
 		return
 	}
-	indep, co := p.pendingMatches(ask, running, topo)
+	indep, co := p.pendingMatches(ask, running, topo, memo)
 	if ask.term.key == nodeplan.LabelHostname {
 		p.followOnNode(ask, indep, co)
 	} else {
@@ -51,7 +51,27 @@ type affinityAsk struct {
 	self bool
 }
 
-func newAffinityAsk(g *group, i int, topo map[*group]groupTopo) affinityAsk {
+// termMatches remembers, per set of required terms (by affSig), which pods match them all:
+// every group of a pending match is asked about by every group carrying the same terms, and on
+// the drawn mix a few sets of terms are carried by hundreds of groups.
+type termMatches map[string]map[*corev1.Pod]bool
+
+// all is matchesAll(terms, pod) for the terms whose signature is sig.
+func (tm termMatches) all(sig string, terms []podTerm, pod *corev1.Pod) bool {
+	m := tm[sig]
+	if m == nil {
+		m = map[*corev1.Pod]bool{}
+		tm[sig] = m
+	}
+	v, ok := m[pod]
+	if !ok {
+		v = matchesAll(terms, pod)
+		m[pod] = v
+	}
+	return v
+}
+
+func newAffinityAsk(g *group, i int, topo map[*group]groupTopo, memo termMatches) affinityAsk {
 	t := topo[g]
 	ask := affinityAsk{g: g, term: &t.affinity[i], sig: fmt.Sprintf("%p", g.rep)}
 	ask.match = ask.term.matches
@@ -59,7 +79,7 @@ func newAffinityAsk(g *group, i int, topo map[*group]groupTopo) affinityAsk {
 	if i < t.reqAff {
 		terms := t.affinity[:t.reqAff]
 		sig := t.affSig
-		ask.match = func(pod *corev1.Pod) bool { return matchesAll(terms, pod) }
+		ask.match = func(pod *corev1.Pod) bool { return memo.all(sig, terms, pod) }
 		ask.sig = sig
 		ask.coCarrier = func(h *group) bool { return topo[h].affSig == sig }
 	}
@@ -102,7 +122,7 @@ func (p *problem) followRunning(ask affinityAsk, running []existingPod) bool {
 // wait, in turn, for g (as h might, or as the targets chosen so far would make it) never binds
 // and is left out; a match that binds after its own partners still binds sooner or later, so g
 // may not start on its own beside it either.
-func (p *problem) pendingMatches(ask affinityAsk, running []existingPod, topo map[*group]groupTopo) (indep, co []*group) {
+func (p *problem) pendingMatches(ask affinityAsk, running []existingPod, topo map[*group]groupTopo, memo termMatches) (indep, co []*group) {
 	var chained []*group
 	for _, h := range p.groups {
 		if h.blocked != nil || !ask.match(h.rep) {
@@ -113,7 +133,7 @@ func (p *problem) pendingMatches(ask affinityAsk, running []existingPod, topo ma
 			continue
 		}
 		ht := topo[h]
-		if ht.reqAff == 0 || matchesAll(ht.affinity[:ht.reqAff], h.rep) ||
+		if ht.reqAff == 0 || memo.all(ht.affSig, ht.affinity[:ht.reqAff], h.rep) ||
 			slices.ContainsFunc(running, func(e existingPod) bool { return matchesAll(ht.affinity[:ht.reqAff], e.pod) }) {
 			indep = append(indep, h) // it binds on its own
 			continue

@@ -84,17 +84,26 @@ func (p *problem) lpNamed() (named []bool, by [][]int) {
 // conflictedBy returns, per group, the groups whose conflicts name it, in id order. Topology
 // records conflicts both ways, so that is usually the group's own (sorted) conflicts: checked,
 // and built only where it is not.
+//
+// The check is one pass in id order: the groups naming h, met in increasing id, must be h's
+// own sorted conflicts in turn (next[h] is how far they are met), and all of them.
 func (p *problem) conflictedBy() [][]int {
 	by := make([][]int, len(p.groups))
+	next := make([]int, len(p.groups))
 	symmetric := true
 	for _, g := range p.groups {
 		for _, h := range g.conflicts {
-			if !p.groups[h].conflictsWithGroup(g.id) {
+			hc := p.groups[h].conflicts
+			if next[h] >= len(hc) || hc[next[h]] != g.id {
 				symmetric = false
 				break
 			}
+			next[h]++
 		}
 		by[g.id] = g.conflicts
+	}
+	for _, g := range p.groups {
+		symmetric = symmetric && next[g.id] == len(g.conflicts)
 	}
 	if symmetric {
 		return by

@@ -317,9 +317,17 @@ func (p *problem) addInputDims(in *Input) {
 // ports collide, which may not share a node), sorted and without repeats so membership is a
 // binary search (conflictsWithGroup), and caps single-node groups at their size.
 func (p *problem) finishConflicts() {
-	for i, g := range p.groups {
-		for _, h := range p.groups[i+1:] {
-			if _, clash := portsConflict(g.ports, h.ports); clash && len(g.ports) > 0 && len(h.ports) > 0 {
+	// Only groups with host ports can collide: pairing every two groups was quadratic in the
+	// groups, which on the drawn mix are nearly as many as the pods.
+	var withPorts []*group
+	for _, g := range p.groups {
+		if len(g.ports) > 0 {
+			withPorts = append(withPorts, g)
+		}
+	}
+	for i, g := range withPorts {
+		for _, h := range withPorts[i+1:] {
+			if _, clash := portsConflict(g.ports, h.ports); clash {
 				g.conflict(h)
 				h.conflict(g)
 			}

@@ -352,10 +352,11 @@ func (p *problem) applyZoneTopology(fams []*spreadFam, running, counted []existi
 		}
 		return !slices.ContainsFunc(laterFams, func(f *spreadFam) bool { return p.carries(g, f) })
 	})
+	memo := termMatches{}
 	for _, g := range slices.Clone(p.groups) {
 		for i := range p.topo[g].affinity {
 			p.relaxable = true
-			p.applyAffinity(g, i, running, p.topo)
+			p.applyAffinity(g, i, running, p.topo, memo)
 		}
 	}
 	p.splitSpreads(laterFams, zoneFams, counted, assigned, func(*group) bool { return true })
