@@ -81,7 +81,7 @@ func (p *problem) result(st *packState, requests []NewNodeClaim) Result {
 // return to st.remaining with their groups marked in st.minValuesHit (ReasonMinValues), and the
 // claims leave st.claims. It returns the requests of the claims kept, in st.claims order.
 func (p *problem) rejectMinValues(st *packState) []NewNodeClaim {
-	p.finishLimits(st.claims, st.usage)
+	growth := p.claimGrowth(st.claims, st.usage)
 	// Claims with the same shape, offerings and pods get the same launch request: build it once.
 	memo := map[string]memoClaim{}
 	requests := make([]NewNodeClaim, 0, len(st.claims))
@@ -90,7 +90,7 @@ func (p *problem) rejectMinValues(st *packState) []NewNodeClaim {
 		key := claimKey(c)
 		mc, seen := memo[key]
 		if !seen {
-			mc.nc, mc.ok = p.newNodeClaim(c)
+			mc.nc, mc.ok = p.newNodeClaim(c, growth[c.shape.pool.idx])
 			memo[key] = mc
 		}
 		if !mc.ok {
@@ -139,15 +139,16 @@ func (c NewNodeClaim) clone() NewNodeClaim {
 	return c
 }
 
-// finishLimits computes, per pool, how much each of the planned claims may grow past the type
-// it is costed at if the provider falls back to a bigger option: an equal share of the slack the
-// limits leave at usage (per pool), so that even if every claim fell back, the limits would hold.
-func (p *problem) finishLimits(claims []*claim, usage []poolUsage) {
+// claimGrowth returns, per pool, how far each of the planned claims may grow past the type it
+// is costed at, per limited dimension (-1: unlimited), if the provider falls back to a bigger
+// option: an equal share of the slack the limits leave at usage (per pool), so that even if
+// every claim fell back, the limits would hold.
+func (p *problem) claimGrowth(claims []*claim, usage []poolUsage) []vec {
 	count := make([]int64, len(p.pools))
 	for _, c := range claims {
 		count[c.shape.pool.idx]++
 	}
-	p.growth = make([]vec, len(p.pools))
+	growth := make([]vec, len(p.pools))
 	for _, pl := range p.pools {
 		g := make(vec, len(p.dims.names))
 		for i, lim := range pl.limited {
@@ -159,17 +160,19 @@ func (p *problem) finishLimits(claims []*claim, usage []poolUsage) {
 				g[i] = max(0, (pl.limit[i]-usage[pl.idx].used[i])/n)
 			}
 		}
-		p.growth[pl.idx] = g
+		growth[pl.idx] = g
 	}
+	return growth
 }
 
 // newNodeClaim builds the launch request for a planned node: its requirements, its instance-type
-// options cheapest first (within limits, honouring minValues), labels, taints and resources.
-func (p *problem) newNodeClaim(c *claim) (NewNodeClaim, bool) {
+// options cheapest first (within limits: no option grows past the claim's type by more than
+// growth; honouring minValues), labels, taints and resources.
+func (p *problem) newNodeClaim(c *claim, growth vec) (NewNodeClaim, bool) {
 	pl := c.shape.pool
 	np := pl.np
 	cands := p.claimCandidates(c)
-	opts, ok := p.claimOptions(c, cands)
+	opts, ok := p.claimOptions(c, cands, growth)
 	if !ok {
 		return NewNodeClaim{}, false
 	}
@@ -228,12 +231,12 @@ type claimOption struct {
 }
 
 // claimOptions lists the claim's instance-type options, cheapest first: the candidate shapes
-// that hold its pods and stay within the pool's limits, cut to Options.MaxInstanceTypes (60)
-// but extended until the pool's minValues are met; ok is false when they cannot be.
-func (p *problem) claimOptions(c *claim, cands *candidates) ([]claimOption, bool) {
+// that hold its pods and grow past its type by at most growth (the pool's limits), cut to
+// Options.MaxInstanceTypes (60) but extended until the pool's minValues are met; ok is false
+// when they cannot be.
+func (p *problem) claimOptions(c *claim, cands *candidates, growth vec) ([]claimOption, bool) {
 	pl := c.shape.pool
 	opts := make([]claimOption, 0, len(cands.shapes))
-	growth := p.growth[pl.idx]
 	for _, cs := range cands.shapes {
 		s := cs.s
 		if !c.used.fitsIn(s.alloc) {

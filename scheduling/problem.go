@@ -75,9 +75,6 @@ type problem struct {
 	// priceAdj, when set, adds to the price of every shape's nodes in the column generation
 	// (by shape idx): the pools' limits priced in, for limitedBound.
 	priceAdj []float64
-	// growth[pool] is how far each claim's options may exceed its costed type per limited
-	// dimension (-1: unlimited).
-	growth []vec
 	// candMemo caches claimCandidates by shape and groups.
 	candMemo map[string]*candidates
 }
