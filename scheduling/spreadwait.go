@@ -27,12 +27,18 @@ import (
 // where many spreads share pods (Karpenter's drawn mix: 117 of 1,000 pods left out), because
 // it counts the set's pods as pending in other domains and as bound in the carrier's own. So it
 // is then settled: a pair stays only while it is refused with every group of the set pending at
-// once, own domain included — the state a deadlock is in. The settled rule is not proved: on
-// 4,000 random inputs (TestSpreadCarriersWaitingOnEachOtherBindInAnyOrder's generator, every
-// order searched) it let through one plan that some order leaves stuck and refused none that
-// binds. While any pair is left, one pod the family counts in that pair's domain is taken back
-// (lowering the count the carrier sees), and the checks run again. Package check judges plans
-// by the same rule, over pods.
+// once, own domain included — the state a deadlock is in. Settling from the whole set can miss
+// a deadlock: when the same cycle can form turned two ways (zone a's carriers waiting for pods
+// in zone c, or zone c's for pods in zone a), both ways' pods are pending together and nothing
+// is refused (input 349 of TestSpreadCarriersWaitingOnEachOtherBindInAnyOrder). So when nothing
+// is left, the search and the settling run again once per family and domain of a pair in the
+// set, with the pods that family counts there (and does not carry) taken as bound: that picks
+// one way of each cycle (seededWaits). Each set found is a state in which every pod left is
+// refused; whether some order of binding reaches it is not checked, so the rule may refuse a
+// plan that binds in every order (none seen on the generator's inputs or the suite). While any
+// pair is left, one pod the family counts in that pair's domain is taken back (lowering the
+// count the carrier sees), and the checks run again. Package check judges plans by the same
+// rule, over pods.
 
 // waitPair is a group carrying f, pinned to domain.
 type waitPair struct {
@@ -77,6 +83,24 @@ func (p *problem) spreadWaits(st *packState) []waitPair {
 	for i := range live {
 		live[i] = true
 	}
+	p.mayWaitFixpoint(st, pairs, live, lo, hi)
+	found := slices.Clone(live)
+	p.settleWaits(st, pairs, found)
+	if !slices.Contains(found, true) {
+		found = p.seededWaits(st, pairs, live, lo, hi)
+	}
+	var out []waitPair
+	for i, w := range pairs {
+		if found[i] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// mayWaitFixpoint drops from live the pairs that cannot wait while only the pairs still live
+// hold pods back, until none drops.
+func (p *problem) mayWaitFixpoint(st *packState, pairs []waitPair, live []bool, lo, hi map[*spreadFam]map[string]int) {
 	for changed := true; changed; {
 		changed = false
 		liveFams := map[*group][]*spreadFam{}
@@ -101,14 +125,51 @@ func (p *problem) spreadWaits(st *packState) []waitPair {
 			}
 		}
 	}
-	p.settleWaits(st, pairs, live)
-	var out []waitPair
+}
+
+// seededWaits looks for a deadlock the settling from every pair at once misses: settled from
+// all the pairs left, the pods of two deadlocks turned opposite ways (a family's carriers in
+// zone a waiting for its pods in zone c, or those in c for those in a) are pending together,
+// and then nothing is refused. For each family and domain of a pair left, in order, it takes the
+// pods that family counts there as bound — the groups counted there that do not carry it — runs
+// the search and the settling again from the pairs left without theirs, and returns the first
+// set not empty (input 349 of TestSpreadCarriersWaitingOnEachOtherBindInAnyOrder).
+func (p *problem) seededWaits(st *packState, pairs []waitPair, live []bool, lo, hi map[*spreadFam]map[string]int) []bool {
+	type seed struct {
+		f      *spreadFam
+		domain string
+	}
+	tried := map[seed]bool{}
 	for i, w := range pairs {
-		if live[i] {
-			out = append(out, w)
+		sd := seed{w.f, w.domain}
+		if !live[i] || tried[sd] {
+			continue
+		}
+		tried[sd] = true
+		bound := map[*group]bool{}
+		for _, part := range w.f.parts {
+			if part.domain == w.domain && part.count != countNone && !w.f.carries(part.g) {
+				bound[part.g] = true
+			}
+		}
+		next := slices.Clone(live)
+		for j, o := range pairs {
+			if bound[o.g] {
+				next[j] = false
+			}
+		}
+		p.mayWaitFixpoint(st, pairs, next, lo, hi)
+		p.settleWaits(st, pairs, next)
+		if slices.Contains(next, true) {
+			return next
 		}
 	}
-	return out
+	return make([]bool, len(pairs))
+}
+
+// carries reports whether g carries f's constraint.
+func (f *spreadFam) carries(g *group) bool {
+	return slices.ContainsFunc(f.parts, func(part spreadPart) bool { return part.g == g && part.carrier })
 }
 
 // settleWaits keeps, of the pairs left, those refused when every group with a pair left is

@@ -85,3 +85,35 @@ func TestSpreadCarriersWaitingOnEachOther(t *testing.T) {
 		})
 	}
 }
+
+// The same cycle can form turned two ways: the g pods in zone-a (spread over f) waiting for the
+// f pods in zone-c, which (spread over g) wait for them — or the g pods in zone-c waiting for the
+// f pods in zone-a, which wait for them. Every final count is 2 in every zone. Settled with all
+// eight pending at once nothing is refused, so the check passed the plan; kube-scheduler can bind
+// the f pods in zone-a and the g pods in zone-c first, and then the other four wait for good
+// (input 349 of scheduling's TestSpreadCarriersWaitingOnEachOtherBindInAnyOrder, simplified).
+func TestSpreadCarriersWaitingOnEachOtherTwoWays(t *testing.T) {
+	in := zonesWithRunning([3]int{0, 2, 0}, [3]int{0, 2, 0})
+	var res scheduling.Result
+	for _, z := range []string{"a", "c"} {
+		var keys []string
+		for _, v := range []struct{ label, sel string }{{"f", "g"}, {"g", "f"}} {
+			for i := range 2 {
+				key := fmt.Sprintf("default/%s-%s-%d", v.label, z, i)
+				in.Pods = append(in.Pods, labelledCarrier(key, v.label, v.sel))
+				keys = append(keys, key)
+			}
+		}
+		res.Existing = append(res.Existing, scheduling.Placement{Name: "node-zone-" + z, Pods: keys})
+	}
+	err := check.Result(in, res)
+	vs := check.Violations(err)
+	if len(vs) == 0 {
+		t.Fatal("check.Result() = nil, want the pods of one way of the cycle to wait forever")
+	}
+	for _, v := range vs {
+		if v.Rule != check.RuleTopologySpread || !strings.Contains(v.Detail, "may wait forever") {
+			t.Errorf("violation %v: want a wait", v)
+		}
+	}
+}

@@ -1021,19 +1021,55 @@ func (s *topoSearch) spreadCounts(sp *tspread, t, d int, held uint, counts []int
 // rule: a carrier is refused only while its constraint's least filled other domain holds
 // pending matching pods that another of their constraints refuses. Starting from every pair
 // (placed pod, constraint), it drops the pairs that stay within maxSkew even with the pods of
-// the other pairs left pending, until none drops; the plan passes when none is left.
+// the other pairs left pending, until none drops, and settles what is left. When nothing is
+// left so, it tries again once for each view and domain of a pair left, with the pods the view
+// counts there that do not carry it taken as bound (their pairs dropped): the plan passes when
+// every try leaves nothing.
 func (s *topoSearch) noSpreadWait() bool {
 	type pair = struct{ i, si int }
-	var live []pair
+	var all []pair
 	for i := range s.n {
 		if s.where[i] >= 0 {
 			for si := range s.spreads[i] {
-				live = append(live, pair{i, si})
+				all = append(all, pair{i, si})
 			}
 		}
 	}
-	for len(live) > 0 {
+	live := s.shrinkWaits(all)
+	if s.settle(slices.Clone(live)) > 0 {
+		return false
+	}
+	type seed struct {
+		view string
+		d    int
+	}
+	tried := map[seed]bool{}
+	for _, pr := range live {
+		sp := &s.spreads[pr.i][pr.si]
+		d := s.dom(s.where[pr.i], sp.key)
+		if tried[seed{sp.view, d}] {
+			continue
+		}
+		tried[seed{sp.view, d}] = true
+		bound := s.countedApart(sp, d)
 		var next []pair
+		for _, q := range live {
+			if bound&(1<<q.i) == 0 {
+				next = append(next, q)
+			}
+		}
+		if s.settle(s.shrinkWaits(next)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// shrinkWaits drops from live the pairs that stay within maxSkew even with the pods of the other
+// pairs left pending, until none drops.
+func (s *topoSearch) shrinkWaits(live []struct{ i, si int }) []struct{ i, si int } {
+	for len(live) > 0 {
+		var next []struct{ i, si int }
 		for _, pr := range live {
 			sp := &s.spreads[pr.i][pr.si]
 			var held uint
@@ -1051,7 +1087,25 @@ func (s *topoSearch) noSpreadWait() bool {
 		}
 		live = next
 	}
-	return s.settle(live) == 0
+	return live
+}
+
+// countedApart returns the placed pods sp counts in domain d (on targets eligible for it) that
+// carry no constraint of sp's view.
+func (s *topoSearch) countedApart(sp *tspread, d int) uint {
+	var out uint
+	for u := range s.set {
+		elig := u >= s.nb && sp.classElig[s.class[u-s.nb]] || u < s.nb && sp.binElig[u]
+		if !elig || s.dom(u, sp.key) != d {
+			continue
+		}
+		for j := range s.n {
+			if s.set[u]&sp.countable&(1<<j) != 0 && !slices.ContainsFunc(s.spreads[j], func(o tspread) bool { return o.view == sp.view }) {
+				out |= 1 << j
+			}
+		}
+	}
+	return out
 }
 
 // settle keeps, of the pairs left (index pairs of pod and spread), those refused while every
