@@ -20,6 +20,11 @@ type Solver struct {
 	// Work counts what the calls spent (search nodes times the items each bound looks at,
 	// and their set-up), across calls: a budget in units of work, not time.
 	Work int
+	// Tight starts every search from greedy fills (seedGreedy) and gives the searches over
+	// every item a surrogate weighted by the resources' Lagrangian multipliers
+	// (addLagrangeSurrogate): more work per search, fewer searches that run out of budget
+	// on big nodes with many copies per item. The caller sets it for small pricing problems.
+	Tight bool
 
 	prob   *Problem
 	items  []kItem
@@ -117,6 +122,7 @@ func (k *Solver) Solve(p *Problem, budget, topK int) ([]Pick, float64, float64) 
 	k.prepare(p, topK)
 	k.free = append(k.free[:0], p.Capacity...)
 	k.cur, k.best, k.bestV, k.nodes, k.budget = k.cur[:0], k.best[:0], 0, 0, budget
+	k.seedGreedy()
 	root := k.bound(0, 0)
 	exhausted := k.dfs(0, 0)
 	upper := k.bestV
@@ -139,6 +145,7 @@ func (k *Solver) Search(p *Problem, budget, topK int, target float64) ([]Pick, f
 	loaded := len(k.items)
 	k.free = append(k.free[:0], p.Capacity...)
 	k.cur, k.best, k.bestV, k.nodes, k.budget = k.cur[:0], k.best[:0], 0, 0, budget
+	k.seedGreedy()
 	exhausted := k.dfs(0, 0)
 	k.target = 0
 	k.Work += k.nodes*max(1, len(k.items)*len(k.surr)) + len(p.Items)*8
@@ -500,8 +507,39 @@ func (k *Solver) buildSurrogates(mixtures bool) {
 			}
 		}
 	}
+	if mixtures && k.Tight {
+		k.addLagrangeSurrogate(alloc)
+	}
 	if len(k.surr) > 4 {
 		k.keepTightest(alloc, 4)
+	}
+}
+
+// addLagrangeSurrogate adds the weighting by the resources' Lagrangian multipliers at the root
+// (lagrangeBound's coordinate descent): weighted by what each resource is worth where items
+// compete for it, the one constraint bounds about as tightly as the LP relaxation, where a
+// weighting by capacity alone lets an item light on the weighted resources fill the node
+// (1.87 against the LP's 1.11 times a family's price, seen on deployments-100000).
+func (k *Solver) addLagrangeSurrogate(alloc []int64) {
+	if len(k.items) == 0 {
+		return
+	}
+	l := k.newLagrangian(alloc)
+	for round := 0; round < 4; round++ {
+		for c := range l.mu {
+			l.mu[c] = l.minimise(c)
+		}
+	}
+	k.Work += 4 * len(l.mu) * len(k.items) * len(l.limit)
+	mu := make([]float64, len(alloc))
+	any := false
+	for d := range alloc {
+		if l.mu[d] > 0 && alloc[d] > 0 {
+			mu[d], any = l.mu[d], true
+		}
+	}
+	if any {
+		k.addSurrogate(mu)
 	}
 }
 
@@ -776,6 +814,45 @@ func (k *Solver) dfs(i int, value float64) bool {
 		}
 	}
 	return false
+}
+
+// seedGreedy starts the search from the best of the greedy fills, one per surrogate: items
+// by value per surrogate weight, as many copies of each as still fit (caps and conflicts
+// kept). The depth-first search takes the items most valuable first, and on big nodes with
+// many copies per item its first dive can be far from the best; its budget then goes to the
+// last items' counts, where little changes. A good set found first prunes from the start.
+func (k *Solver) seedGreedy() {
+	if !k.Tight {
+		return
+	}
+	for si := range k.surr {
+		sg := &k.surr[si]
+		value := 0.0
+		for _, j := range sg.order {
+			it := &k.items[j]
+			req := k.prob.Items[it.src].Req
+			c := MaxCopies(req, k.free, min(it.maxk, k.room(j)))
+			if c <= 0 || !k.canJoin(it.src) {
+				continue
+			}
+			addScaled(k.free, req, -c)
+			k.cur = append(k.cur, pick{src: it.src, n: c})
+			for _, ci := range k.itemCaps[j] {
+				k.capUsed[ci] += c
+			}
+			value += float64(c) * it.v
+		}
+		if value > k.bestV+1e-15 {
+			k.bestV = value
+			k.best = append(k.best[:0], k.cur...)
+		}
+		for _, x := range k.cur {
+			addScaled(k.free, k.prob.Items[x.src].Req, x.n)
+		}
+		k.cur = k.cur[:0]
+		clear(k.capUsed)
+	}
+	k.Work += len(k.surr) * len(k.items) * 4
 }
 
 // room is how many copies of loaded item i its shared caps still admit beside the partial
