@@ -35,14 +35,15 @@ func main() {
 	out := flag.String("o", "table", "output: table (markdown) or json")
 	bare := flag.Bool("bare", false, "pods as built, without what the API server adds")
 	nodeCost := flag.Float64("node-cost", 0, "`$/h` every node costs beyond its instance, weighed by the solver and included in the cost")
+	effort := flag.Float64("effort", 0, "scheduling.Options.Effort: the work the solver's LP may spend, as a multiple of the default (0: the default)")
 	flag.Parse()
-	if err := bench(*size, *run, *out, *bare, *nodeCost, measure.Options{Runs: *runs, Budget: *budget}); err != nil {
+	if err := bench(*size, *run, *out, *bare, *nodeCost, *effort, measure.Options{Runs: *runs, Budget: *budget}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func bench(size, run, out string, bare bool, nodeCost float64, o measure.Options) error {
+func bench(size, run, out string, bare bool, nodeCost, effort float64, o measure.Options) error {
 	var sz suite.Size
 	switch size {
 	case "full":
@@ -73,6 +74,7 @@ func bench(size, run, out string, bare bool, nodeCost float64, o measure.Options
 			continue
 		}
 		sc.Input.Options.NodeCost.PerNode = nodeCost
+		sc.Input.Options.Effort = effort
 		r, err := measure.Nodeplan(context.Background(), sc, o)
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
