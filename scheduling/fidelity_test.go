@@ -377,3 +377,38 @@ func TestPinnedPodKeepsItsSpreadCounts(t *testing.T) {
 		}
 	}
 }
+
+// A preferred node-affinity term the solver tries as a requirement must not narrow the nodes a
+// spread counts: kube-scheduler's nodeAffinityPolicy Honor reads only the required terms. Seed
+// 246 of the disruption differential test, minimised: a pod spreading over zones and hostnames,
+// preferring spot; its deployment's pods run one per on-demand node in zones a, b, b and c; the
+// only node without one is an empty spot node in zone b. Counting only spot nodes, zone b looked
+// empty and the pod went there — three against one, and kube-scheduler refused it. It has no
+// valid node (the hostname spread needs the empty node, the zone spread forbids zone b).
+func TestPreferenceTriedAsRequirementKeepsSpreadCounts(t *testing.T) {
+	onDemand := func(n scheduling.Node) scheduling.Node {
+		n.Node.Labels[nodeplan.LabelCapacityType] = "on-demand"
+		return n
+	}
+	preferSpot := func(p *corev1.Pod) {
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+			Weight: 50, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+				{Key: nodeplan.LabelCapacityType, Operator: corev1.NodeSelectorOpIn, Values: []string{"spot"}}}}}}}}
+	}
+	spot := zonalNode("spot-b", "zone-b", "2", nil)
+	spot.Node.Labels[nodeplan.LabelCapacityType] = "spot"
+	in := scheduling.Input{
+		Pods: replicas("web", 1, "1500m", spreadOver(nodeplan.LabelHostname, 1), spreadOver(nodeplan.LabelZone, 1), preferSpot),
+		Nodes: []scheduling.Node{
+			onDemand(zonalNode("od-a", "zone-a", "2", replicas("web-a", 1, "100m", runningOn("od-a"), labelled(map[string]string{"app": "web"})))),
+			onDemand(zonalNode("od-b1", "zone-b", "2", replicas("web-b1", 1, "100m", runningOn("od-b1"), labelled(map[string]string{"app": "web"})))),
+			onDemand(zonalNode("od-b2", "zone-b", "2", replicas("web-b2", 1, "100m", runningOn("od-b2"), labelled(map[string]string{"app": "web"})))),
+			onDemand(zonalNode("od-c", "zone-c", "2", replicas("web-c", 1, "100m", runningOn("od-c"), labelled(map[string]string{"app": "web"})))),
+			spot,
+		},
+	}
+	res := solveAndCheck(t, in)
+	if len(res.Existing) != 0 || len(res.Unschedulable) != 1 {
+		t.Errorf("Solve placed %v (unschedulable %v), want the pod unplaced: no node keeps both spreads", res.Existing, res.Unschedulable)
+	}
+}

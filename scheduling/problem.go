@@ -272,10 +272,13 @@ func (p *problem) describeGroups(in *Input) ([]corev1.ResourceList, error) {
 				g.alts[i] = g.alts[i].Add(nodeplan.In(metadataName, node))
 			}
 		}
-		if in.VolumeZones[g.keys[0]] != nil {
-			// Spread domains are the nodes the pod's node affinity allows, as kube-scheduler
-			// counts them, whatever its volumes allow.
-			if g.nodeAlts, err = podAlternatives(g.rep, nil, p.prefs.nodeAffinity); err != nil {
+		if in.VolumeZones[g.keys[0]] != nil || p.prefs.nodeAffinity {
+			// Spread domains are the nodes the pod's required node selection allows, as
+			// kube-scheduler counts them (nodeAffinityPolicy Honor reads only the required
+			// terms): not narrowed by its volumes, nor by a preferred term this solve treats as
+			// required — a spot preference must not drop the on-demand nodes' pods from the
+			// count (seed 246 of the disruption differential test).
+			if g.nodeAlts, err = podAlternatives(g.rep, nil, false); err != nil {
 				return nil, &InputError{Object: "pod " + g.keys[0], Err: err}
 			}
 		}
