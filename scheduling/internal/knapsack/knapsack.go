@@ -795,19 +795,11 @@ func (k *Solver) dfs(i int, value float64) bool {
 	}
 	for c := kmax; c >= low; c-- {
 		if c > 0 {
-			addScaled(k.free, req, -c)
-			k.cur = append(k.cur, pick{src: it.src, n: c})
-			for _, ci := range k.itemCaps[i] {
-				k.capUsed[ci] += c
-			}
+			k.push(i, c)
 		}
 		out := k.dfs(i+1, value+float64(c)*it.v)
 		if c > 0 {
-			addScaled(k.free, req, c)
-			k.cur = k.cur[:len(k.cur)-1]
-			for _, ci := range k.itemCaps[i] {
-				k.capUsed[ci] -= c
-			}
+			k.pop(i, c)
 		}
 		if out {
 			return true
@@ -830,29 +822,42 @@ func (k *Solver) seedGreedy() {
 		value := 0.0
 		for _, j := range sg.order {
 			it := &k.items[j]
-			req := k.prob.Items[it.src].Req
-			c := MaxCopies(req, k.free, min(it.maxk, k.room(j)))
+			c := MaxCopies(k.prob.Items[it.src].Req, k.free, min(it.maxk, k.room(j)))
 			if c <= 0 || !k.canJoin(it.src) {
 				continue
 			}
-			addScaled(k.free, req, -c)
-			k.cur = append(k.cur, pick{src: it.src, n: c})
-			for _, ci := range k.itemCaps[j] {
-				k.capUsed[ci] += c
-			}
+			k.push(j, c)
 			value += float64(c) * it.v
 		}
 		if value > k.bestV+1e-15 {
 			k.bestV = value
 			k.best = append(k.best[:0], k.cur...)
 		}
-		for _, x := range k.cur {
-			addScaled(k.free, k.prob.Items[x.src].Req, x.n)
-		}
+		// Back to the empty set the search starts from: the whole node free, no cap used.
+		k.free = append(k.free[:0], k.prob.Capacity...)
 		k.cur = k.cur[:0]
 		clear(k.capUsed)
 	}
 	k.Work += len(k.surr) * len(k.items) * 4
+}
+
+// push adds c copies of loaded item i to the partial set: their room taken, their caps used.
+func (k *Solver) push(i int, c int64) {
+	it := k.items[i]
+	addScaled(k.free, k.prob.Items[it.src].Req, -c)
+	k.cur = append(k.cur, pick{src: it.src, n: c})
+	for _, ci := range k.itemCaps[i] {
+		k.capUsed[ci] += c
+	}
+}
+
+// pop undoes push(i, c), which must be the last push still in the partial set.
+func (k *Solver) pop(i int, c int64) {
+	addScaled(k.free, k.prob.Items[k.items[i].src].Req, c)
+	k.cur = k.cur[:len(k.cur)-1]
+	for _, ci := range k.itemCaps[i] {
+		k.capUsed[ci] -= c
+	}
 }
 
 // room is how many copies of loaded item i its shared caps still admit beside the partial
