@@ -321,13 +321,24 @@ func (k *Solver) relaxedBound() float64 {
 func (k *Solver) lagrangeBound(alloc []int64) float64 {
 	l := k.newLagrangian(alloc)
 	best := l.eval()
-	for round := 0; round < 4; round++ {
+	l.descend(func() { best = min(best, l.eval()) })
+	return best * (1 + 1e-9)
+}
+
+// lagrangeRounds is how many passes over the multipliers the coordinate descent makes.
+const lagrangeRounds = 4
+
+// descend runs the coordinate descent on μ: lagrangeRounds passes, each coordinate set in turn
+// to the value minimising L; after (when not nil) runs after every step.
+func (l *lagrangian) descend(after func()) {
+	for range lagrangeRounds {
 		for c := range l.mu {
 			l.mu[c] = l.minimise(c)
-			best = min(best, l.eval())
+			if after != nil {
+				after()
+			}
 		}
 	}
-	return best * (1 + 1e-9)
 }
 
 // lagrangian is L(μ) for lagrangeBound: one coordinate per resource, then one per shared cap.
@@ -525,20 +536,16 @@ func (k *Solver) addLagrangeSurrogate(alloc []int64) {
 		return
 	}
 	l := k.newLagrangian(alloc)
-	for round := 0; round < 4; round++ {
-		for c := range l.mu {
-			l.mu[c] = l.minimise(c)
-		}
-	}
-	k.Work += 4 * len(l.mu) * len(k.items) * len(l.limit)
+	l.descend(nil)
+	k.Work += lagrangeRounds * len(l.mu) * len(k.items) * len(l.limit)
 	mu := make([]float64, len(alloc))
-	any := false
+	weighted := false
 	for d := range alloc {
 		if l.mu[d] > 0 && alloc[d] > 0 {
-			mu[d], any = l.mu[d], true
+			mu[d], weighted = l.mu[d], true
 		}
 	}
-	if any {
+	if weighted {
 		k.addSurrogate(mu)
 	}
 }
