@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -69,28 +70,19 @@ func (p *problem) famCounts(st *packState, f *spreadFam) (lo, hi map[string]int)
 
 // spreadWaits returns the pairs left by the search above, in family and part order.
 func (p *problem) spreadWaits(st *packState) []waitPair {
-	var pairs []waitPair
-	lo, hi := map[*spreadFam]map[string]int{}, map[*spreadFam]map[string]int{}
-	for _, f := range p.spreadFams {
-		lo[f], hi[f] = p.famCounts(st, f)
-		for _, part := range f.parts {
-			if part.carrier && st.placed(part.g) > 0 {
-				pairs = append(pairs, waitPair{part.g, f, part.domain})
-			}
-		}
-	}
-	live := make([]bool, len(pairs))
+	m := p.newWaitModel(st)
+	live := make([]bool, len(m.pairs))
 	for i := range live {
 		live[i] = true
 	}
-	p.mayWaitFixpoint(st, pairs, live, lo, hi)
+	m.mayWaitFixpoint(live)
 	found := slices.Clone(live)
-	p.settleWaits(st, pairs, found)
+	m.settleWaits(found)
 	if !slices.Contains(found, true) {
-		found = p.seededWaits(st, pairs, live, lo, hi)
+		found = m.seededWaits(live)
 	}
 	var out []waitPair
-	for i, w := range pairs {
+	for i, w := range m.pairs {
 		if found[i] {
 			out = append(out, w)
 		}
@@ -98,33 +90,170 @@ func (p *problem) spreadWaits(st *packState) []waitPair {
 	return out
 }
 
+// waitModel is the packed plan as the search reads it, built once per search. The search runs
+// its rounds many times (again for each seed), and each round needs every family's counts less
+// the pods of the groups some pairs hold back; with domains and groups as indexes and the placed
+// pods read once, a round is one pass over the parts, not counts rebuilt for every pair.
+type waitModel struct {
+	pairs []waitPair
+	at    []waitAt
+	fams  []waitFam
+	// groups is how many groups have a part, numbered in order of first appearance.
+	groups int
+}
+
+// waitAt is where a pair sits in the model: its family, domain and group indexes, and self 1
+// when its group counts for the family in its own domain (pending, it adds itself there).
+type waitAt struct {
+	fam, domain, g, self int
+}
+
+// waitFam is a family in the model: domains [0, counted) are f.all in order, any after them
+// are named only by parts; lo and hi are its counts as packed (famCounts).
+type waitFam struct {
+	f       *spreadFam
+	counted int
+	lo, hi  []int
+	parts   []waitPart
+}
+
+// waitPart is a spreadPart with its group's placed pods.
+type waitPart struct {
+	g, domain, n int
+	count        countKind
+	carrier      bool
+}
+
+// newWaitModel indexes p's families and parts as st placed them, and lists the pairs: each
+// part of a carrier with pods placed, in family and part order.
+func (p *problem) newWaitModel(st *packState) *waitModel {
+	m := &waitModel{fams: make([]waitFam, len(p.spreadFams))}
+	local := map[*group]int{}
+	for fi, f := range p.spreadFams {
+		domain := make(map[string]int, len(f.all))
+		for _, v := range f.all {
+			domain[v] = len(domain)
+		}
+		wf := &m.fams[fi]
+		wf.f, wf.counted = f, len(f.all)
+		for _, part := range f.parts {
+			if _, ok := domain[part.domain]; !ok {
+				domain[part.domain] = len(domain)
+			}
+			if _, ok := local[part.g]; !ok {
+				local[part.g] = len(local)
+			}
+			wf.parts = append(wf.parts, waitPart{local[part.g], domain[part.domain], st.placed(part.g), part.count, part.carrier})
+		}
+		wf.lo, wf.hi = make([]int, len(domain)), make([]int, len(domain))
+		for i, v := range f.all {
+			wf.lo[i], wf.hi[i] = f.base[v], f.base[v]
+		}
+		wf.count(wf.lo, wf.hi, nil, 1)
+		m.addPairs(fi)
+	}
+	m.groups = len(local)
+	return m
+}
+
+// addPairs lists family fi's pairs.
+func (m *waitModel) addPairs(fi int) {
+	wf := &m.fams[fi]
+	counts := map[[2]int]bool{}
+	for _, part := range wf.parts {
+		if part.count != countNone {
+			counts[[2]int{part.g, part.domain}] = true
+		}
+	}
+	for i, part := range wf.parts {
+		if !part.carrier || part.n == 0 {
+			continue
+		}
+		self := 0
+		if counts[[2]int{part.g, part.domain}] {
+			self = 1
+		}
+		m.pairs = append(m.pairs, waitPair{wf.f.parts[i].g, wf.f, wf.f.parts[i].domain})
+		m.at = append(m.at, waitAt{fi, part.domain, part.g, self})
+	}
+}
+
+// count adds sign times the pods of f's parts (only those of the groups in only, when set) to
+// lo (surely counted) and hi (surely or maybe).
+func (wf *waitFam) count(lo, hi []int, only []bool, sign int) {
+	for _, part := range wf.parts {
+		if only != nil && !only[part.g] {
+			continue
+		}
+		switch part.count {
+		case countSure:
+			lo[part.domain] += sign * part.n
+			hi[part.domain] += sign * part.n
+		case countMaybe:
+			hi[part.domain] += sign * part.n
+		}
+	}
+}
+
 // mayWaitFixpoint drops from live the pairs that cannot wait while only the pairs still live
-// hold pods back, until none drops.
-func (p *problem) mayWaitFixpoint(st *packState, pairs []waitPair, live []bool, lo, hi map[*spreadFam]map[string]int) {
+// hold pods back, until none drops. Dropping a pair only makes the others' condition harder,
+// so every order of dropping ends at the same set.
+func (m *waitModel) mayWaitFixpoint(live []bool) {
+	// fam[g] is a family g has a live pair with, -1 for none; many[g] that it has two.
+	fam, many := make([]int, m.groups), make([]bool, m.groups)
 	for changed := true; changed; {
 		changed = false
-		liveFams := map[*group][]*spreadFam{}
-		for i, w := range pairs {
-			if live[i] {
-				liveFams[w.g] = append(liveFams[w.g], w.f)
+		for g := range fam {
+			fam[g], many[g] = -1, false
+		}
+		for i, a := range m.at {
+			if !live[i] {
+				continue
+			}
+			if fam[a.g] < 0 {
+				fam[a.g] = a.fam
+			} else if fam[a.g] != a.fam {
+				many[a.g] = true
 			}
 		}
-		// held[f][v]: f's surely counted pods in v that another family may hold back.
-		held := map[*spreadFam]map[string]int{}
-		for _, f := range p.spreadFams {
-			held[f] = map[string]int{}
-			for _, part := range f.parts {
-				if part.count == countSure && slices.ContainsFunc(liveFams[part.g], func(o *spreadFam) bool { return o != f }) {
-					held[f][part.domain] += st.placed(part.g)
-				}
-			}
-		}
-		for i, w := range pairs {
-			if live[i] && !w.f.mayWait(w.domain, lo[w.f], hi[w.f], held[w.f]) {
+		free := m.freeCounts(func(g, f int) bool { return many[g] || (fam[g] >= 0 && fam[g] != f) })
+		for i, a := range m.at {
+			if live[i] && !m.fams[a.fam].mayWait(a.domain, free[a.fam]) {
 				live[i], changed = false, true
 			}
 		}
 	}
+}
+
+// freeCounts returns, per family, its surely counted pods per domain less those of the groups
+// held(g, family) says another family may hold back.
+func (m *waitModel) freeCounts(held func(g, f int) bool) [][]int {
+	free := make([][]int, len(m.fams))
+	for fi := range m.fams {
+		wf := &m.fams[fi]
+		free[fi] = slices.Clone(wf.lo)
+		for _, part := range wf.parts {
+			if part.count == countSure && held(part.g, fi) {
+				free[fi][part.domain] -= part.n
+			}
+		}
+	}
+	return free
+}
+
+// mayWait reports whether a carrier of the family in domain d may be refused while the pods
+// held in other domains are pending: free is the family's surely counted pods less those.
+func (wf *waitFam) mayWait(d int, free []int) bool {
+	if wf.counted < wf.f.s.minDomains {
+		return false
+	}
+	lowest, any := 0, false
+	for v, n := range free[:wf.counted] {
+		if v != d && (!any || n < lowest) {
+			lowest, any = n, true
+		}
+	}
+	return any && wf.hi[d]-lowest > wf.f.s.maxSkew
 }
 
 // seededWaits looks for a deadlock the settling from every pair at once misses: settled from
@@ -134,109 +263,80 @@ func (p *problem) mayWaitFixpoint(st *packState, pairs []waitPair, live []bool, 
 // pods that family counts there as bound — the groups counted there that do not carry it — runs
 // the search and the settling again from the pairs left without theirs, and returns the first
 // set not empty (input 349 of TestSpreadCarriersWaitingOnEachOtherBindInAnyOrder).
-func (p *problem) seededWaits(st *packState, pairs []waitPair, live []bool, lo, hi map[*spreadFam]map[string]int) []bool {
-	type seed struct {
-		f      *spreadFam
-		domain string
-	}
-	tried := map[seed]bool{}
-	for i, w := range pairs {
-		sd := seed{w.f, w.domain}
-		if !live[i] || tried[sd] {
+func (m *waitModel) seededWaits(live []bool) []bool {
+	tried := map[[2]int]bool{}
+	for i, a := range m.at {
+		seed := [2]int{a.fam, a.domain}
+		if !live[i] || tried[seed] {
 			continue
 		}
-		tried[sd] = true
-		bound := map[*group]bool{}
-		for _, part := range w.f.parts {
-			if part.domain == w.domain && part.count != countNone && !w.f.carries(part.g) {
-				bound[part.g] = true
-			}
-		}
+		tried[seed] = true
+		bound := m.fams[a.fam].countedApart(a.domain, m.groups)
 		next := slices.Clone(live)
-		for j, o := range pairs {
+		for j, o := range m.at {
 			if bound[o.g] {
 				next[j] = false
 			}
 		}
-		p.mayWaitFixpoint(st, pairs, next, lo, hi)
-		p.settleWaits(st, pairs, next)
+		m.mayWaitFixpoint(next)
+		m.settleWaits(next)
 		if slices.Contains(next, true) {
 			return next
 		}
 	}
-	return make([]bool, len(pairs))
+	return make([]bool, len(m.pairs))
 }
 
-// carries reports whether g carries f's constraint.
-func (f *spreadFam) carries(g *group) bool {
-	return slices.ContainsFunc(f.parts, func(part spreadPart) bool { return part.g == g && part.carrier })
+// countedApart marks the groups the family counts in domain d that carry it nowhere.
+func (wf *waitFam) countedApart(d, groups int) []bool {
+	carries, out := make([]bool, groups), make([]bool, groups)
+	for _, part := range wf.parts {
+		carries[part.g] = carries[part.g] || part.carrier
+	}
+	for _, part := range wf.parts {
+		if part.domain == d && part.count != countNone && !carries[part.g] {
+			out[part.g] = true
+		}
+	}
+	return out
 }
 
 // settleWaits keeps, of the pairs left, those refused when every group with a pair left is
-// pending at once: the state a deadlock would be in.
-func (p *problem) settleWaits(st *packState, pairs []waitPair, live []bool) {
+// pending at once: the state a deadlock would be in. The pending groups are those of the pairs
+// left when a round starts, so a round's outcome does not depend on the order of the pairs.
+func (m *waitModel) settleWaits(live []bool) {
+	pending := make([]bool, m.groups)
+	lo, hi := make([][]int, len(m.fams)), make([][]int, len(m.fams))
+	lowest := make([]int, len(m.fams))
 	for changed := true; changed; {
 		changed = false
-		pending := map[*group]bool{}
-		for i, w := range pairs {
-			if live[i] {
-				pending[w.g] = true
+		clear(pending)
+		for i, a := range m.at {
+			pending[a.g] = pending[a.g] || live[i]
+		}
+		for fi := range m.fams {
+			wf := &m.fams[fi]
+			lo[fi], hi[fi] = append(lo[fi][:0], wf.lo...), append(hi[fi][:0], wf.hi...)
+			wf.count(lo[fi], hi[fi], pending, -1)
+			lowest[fi] = math.MaxInt
+			for _, n := range lo[fi][:wf.counted] {
+				lowest[fi] = min(lowest[fi], n)
 			}
 		}
-		for i, w := range pairs {
+		for i, a := range m.at {
 			if !live[i] {
 				continue
 			}
-			f := w.f
-			lo, hi := p.famCounts(st, f)
-			self := 0
-			for _, part := range f.parts {
-				if !pending[part.g] {
-					continue
-				}
-				n := st.placed(part.g)
-				switch part.count {
-				case countSure:
-					lo[part.domain] -= n
-					hi[part.domain] -= n
-				case countMaybe:
-					hi[part.domain] -= n
-				}
-				if part.g == w.g && part.domain == w.domain && part.count != countNone {
-					self = 1
-				}
+			wf := &m.fams[a.fam]
+			own, low := hi[a.fam][a.domain]+a.self, 0
+			if wf.counted >= wf.f.s.minDomains {
+				low = min(own, lowest[a.fam])
 			}
-			own := hi[w.domain] + self
-			lowest := 0
-			if len(f.all) >= f.s.minDomains {
-				lowest = own
-				for _, v := range f.all {
-					lowest = min(lowest, lo[v])
-				}
-			}
-			if own-lowest <= f.s.maxSkew {
+			if own-low <= wf.f.s.maxSkew {
 				live[i], changed = false, true
 			}
 		}
 	}
-}
-
-// mayWait reports whether a carrier of f in domain d may be refused while the pods held in
-// other domains are pending.
-func (f *spreadFam) mayWait(d string, lo, hi, held map[string]int) bool {
-	if len(f.all) < f.s.minDomains {
-		return false
-	}
-	lowest, any := 0, false
-	for _, v := range f.all {
-		if v == d {
-			continue
-		}
-		if n := lo[v] - held[v]; !any || n < lowest {
-			lowest, any = n, true
-		}
-	}
-	return any && hi[d]-lowest > f.s.maxSkew
 }
 
 // enforceSpreadWaits takes back one pod when some carriers may wait on each other forever: for
