@@ -199,30 +199,42 @@ func (wf *waitFam) count(lo, hi []int, only []bool, sign int) {
 // hold pods back, until none drops. Dropping a pair only makes the others' condition harder,
 // so every order of dropping ends at the same set.
 func (m *waitModel) mayWaitFixpoint(live []bool) {
-	// fam[g] is a family g has a live pair with, -1 for none; many[g] that it has two.
-	fam, many := make([]int, m.groups), make([]bool, m.groups)
-	for changed := true; changed; {
-		changed = false
-		for g := range fam {
-			fam[g], many[g] = -1, false
+	for {
+		failing := m.cannotWait(live)
+		if len(failing) == 0 {
+			return
 		}
-		for i, a := range m.at {
-			if !live[i] {
-				continue
-			}
-			if fam[a.g] < 0 {
-				fam[a.g] = a.fam
-			} else if fam[a.g] != a.fam {
-				many[a.g] = true
-			}
-		}
-		free := m.freeCounts(func(g, f int) bool { return many[g] || (fam[g] >= 0 && fam[g] != f) })
-		for i, a := range m.at {
-			if live[i] && !m.fams[a.fam].mayWait(a.domain, free[a.fam]) {
-				live[i], changed = false, true
-			}
+		for _, i := range failing {
+			live[i] = false
 		}
 	}
+}
+
+// cannotWait returns the pairs of live that cannot wait while the pairs of live hold pods back.
+func (m *waitModel) cannotWait(live []bool) []int {
+	// fam[g] is a family g has a live pair with, -1 for none; many[g] that it has two.
+	fam, many := make([]int, m.groups), make([]bool, m.groups)
+	for g := range fam {
+		fam[g] = -1
+	}
+	for i, a := range m.at {
+		if !live[i] {
+			continue
+		}
+		if fam[a.g] < 0 {
+			fam[a.g] = a.fam
+		} else if fam[a.g] != a.fam {
+			many[a.g] = true
+		}
+	}
+	free := m.freeCounts(func(g, f int) bool { return many[g] || (fam[g] >= 0 && fam[g] != f) })
+	var failing []int
+	for i, a := range m.at {
+		if live[i] && !m.fams[a.fam].mayWait(a.domain, free[a.fam]) {
+			failing = append(failing, i)
+		}
+	}
+	return failing
 }
 
 // freeCounts returns, per family, its surely counted pods per domain less those of the groups
