@@ -34,11 +34,20 @@ func NewRequirements(reqs ...Requirement) Requirements {
 // RequirementsFromLabels returns the requirements "key In [value]" for every label: what a node
 // with exactly these labels offers, or what a nodeSelector map demands.
 func RequirementsFromLabels(labels map[string]string) Requirements {
-	reqs := make([]Requirement, 0, len(labels))
-	for k, v := range labels {
-		reqs = append(reqs, Requirement{Key: k, finite: true, mustExist: true, values: []string{v}})
+	// Three allocations whatever the number of labels: the solver builds one per instance type
+	// and node, and a slice per value was most of a small solve's garbage. The values share one
+	// backing array, each capped at its own element, so an append elsewhere copies.
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
 	}
-	slices.SortFunc(reqs, func(a, b Requirement) int { return strings.Compare(a.Key, b.Key) })
+	slices.Sort(keys)
+	values := make([]string, len(keys))
+	reqs := make([]Requirement, len(keys))
+	for i, k := range keys {
+		values[i] = labels[k]
+		reqs[i] = Requirement{Key: k, finite: true, mustExist: true, values: values[i : i+1 : i+1]}
+	}
 	return Requirements{reqs: reqs}
 }
 

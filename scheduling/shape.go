@@ -126,8 +126,13 @@ func (p *problem) buildPools(in *Input) {
 }
 
 // newShape returns the shape of it in pool pl, or nil when the pool can never launch it (its
-// labels conflict with the pool's requirements, or no offering is available and allowed).
+// labels conflict with the pool's requirements, or no offering is available and allowed). It
+// runs for every pool and instance type of every solve, so it allocates little: the catalog is
+// hundreds of types and a small solve's whole cost was mostly here.
 func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType, daemonSets []*appsv1.DaemonSet) *shape {
+	if !pl.mayLaunch(it) {
+		return nil
+	}
 	typeReqs := nodeplan.RequirementsFromLabels(it.Labels)
 	if _, ok := it.Labels[nodeplan.LabelInstanceType]; !ok {
 		typeReqs = typeReqs.Add(nodeplan.In(nodeplan.LabelInstanceType, it.Name))
@@ -136,36 +141,22 @@ func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType, daemonSets []*ap
 	if reqs.IsEmpty() {
 		return nil
 	}
-	var offs []nodeplan.Offering
-	for _, o := range it.Offerings {
-		if o.Available && o.Price > 0 && o.Accepts(reqs) {
-			offs = append(offs, o)
-		}
-	}
+	offs, listPrices := allowedOfferings(it, reqs, pl.nodeCost)
 	if len(offs) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(offs, func(a, b nodeplan.Offering) int {
-		return cmp.Or(cmp.Compare(a.Price, b.Price), strings.Compare(a.Zone, b.Zone), strings.Compare(string(a.CapacityType), string(b.CapacityType)))
-	})
-	if len(offs) > maxOfferings {
-		offs = offs[:maxOfferings]
+	zones, cts := make([]string, len(offs)), make([]string, len(offs))
+	for i, o := range offs {
+		zones[i], cts[i] = o.Zone, string(o.CapacityType)
 	}
-	listPrices := make([]float64, len(offs))
-	for i := range offs {
-		listPrices[i] = offs[i].Price
-		offs[i].Price += pl.nodeCost
-	}
-	var zones, cts []string
-	for _, o := range offs {
-		zones = append(zones, o.Zone)
-		cts = append(cts, string(o.CapacityType))
-	}
-	reqs = reqs.Add(nodeplan.In(nodeplan.LabelZone, zones...)).Add(nodeplan.In(nodeplan.LabelCapacityType, cts...))
+	// One intersection rather than two Adds: each copied the whole list.
+	reqs = reqs.Intersect(nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelZone, zones...), nodeplan.In(nodeplan.LabelCapacityType, cts...)))
 	s := &shape{pool: pl, it: it, reqs: reqs, offerings: offs, listPrices: listPrices, minPrice: offs[0].Price}
-	s.capacity = p.dims.vec(it.Capacity)
-	s.alloc = p.dims.vec(it.Allocatable())
-	s.ds = make(vec, len(p.dims.names))
+	n := len(p.dims.names)
+	buf := make(vec, 3*n) // capacity, alloc and ds in one allocation
+	s.capacity, s.alloc, s.ds = buf[:n:n], buf[n:2*n:2*n], buf[2*n:]
+	p.dims.vecInto(s.capacity, it.Capacity)
+	p.dims.allocatableInto(s.alloc, it)
 	for _, d := range p.daemons {
 		if d.runsOn(reqs, pl.np.Template.Taints) {
 			s.ds.add(d.req)
@@ -182,6 +173,75 @@ func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType, daemonSets []*ap
 		}
 	}
 	return s
+}
+
+// mayLaunch reports whether the pool's requirements accept the instance type's labels (and its
+// name as the instance-type label when it has none): pl.desc intersected with them is empty
+// exactly when it does not, and this says so without building the intersection — most of a
+// pool's rejections (a GPU pool's of the whole general catalog) cost nothing.
+func (pl *pool) mayLaunch(it *nodeplan.InstanceType) bool {
+	for _, r := range pl.desc.All() {
+		v, ok := it.Labels[r.Key]
+		if !ok && r.Key == nodeplan.LabelInstanceType {
+			v, ok = it.Name, true
+		}
+		if ok && !r.Accepts(v, true) || !ok && r.IsEmpty() {
+			return false
+		}
+	}
+	return true
+}
+
+// allowedOfferings returns the available, priced offerings of it whose zone and capacity type
+// reqs accepts (Offering.Accepts), cheapest first (ties: zone, capacity type), at most
+// maxOfferings, priced with the pool's node cost; and their list prices.
+func allowedOfferings(it *nodeplan.InstanceType, reqs nodeplan.Requirements, nodeCost float64) ([]nodeplan.Offering, []float64) {
+	zr, hasZ := reqs.Get(nodeplan.LabelZone)
+	cr, hasC := reqs.Get(nodeplan.LabelCapacityType)
+	offs := make([]nodeplan.Offering, 0, len(it.Offerings))
+	for _, o := range it.Offerings {
+		if o.Available && o.Price > 0 && (!hasZ || zr.Accepts(o.Zone, true)) && (!hasC || cr.Accepts(string(o.CapacityType), true)) {
+			offs = append(offs, o)
+		}
+	}
+	if len(offs) == 0 {
+		return nil, nil
+	}
+	slices.SortStableFunc(offs, func(a, b nodeplan.Offering) int {
+		return cmp.Or(cmp.Compare(a.Price, b.Price), strings.Compare(a.Zone, b.Zone), strings.Compare(string(a.CapacityType), string(b.CapacityType)))
+	})
+	if len(offs) > maxOfferings {
+		offs = offs[:maxOfferings]
+	}
+	listPrices := make([]float64, len(offs))
+	for i := range offs {
+		listPrices[i] = offs[i].Price
+		offs[i].Price += nodeCost
+	}
+	return offs, listPrices
+}
+
+// allocatableInto writes it.Allocatable() into v (zeroed, of the dimensions' length) without
+// the three resource lists that builds: each capacity less the overhead's kube-reserved,
+// system-reserved and eviction amounts, floored at zero, in exact quantity arithmetic before
+// the one conversion to milli-units, so the amounts are those of Allocatable to the last unit.
+func (d *dims) allocatableInto(v vec, it *nodeplan.InstanceType) {
+	over := [...]corev1.ResourceList{it.Overhead.KubeReserved, it.Overhead.SystemReserved, it.Overhead.EvictionThreshold}
+	for n, q := range it.Capacity {
+		i, ok := d.index[n]
+		if !ok {
+			continue
+		}
+		q = q.DeepCopy()
+		for _, o := range over {
+			if x, ok := o[n]; ok {
+				q.Sub(x)
+			}
+		}
+		if q.Sign() > 0 {
+			v[i] = nodeplan.MilliValue(q)
+		}
+	}
 }
 
 // daemon is a DaemonSet's pod, prepared.

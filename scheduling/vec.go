@@ -46,6 +46,18 @@ func (d *dims) add(n corev1.ResourceName) int {
 }
 
 func (d *dims) addAll(rl corev1.ResourceList) {
+	// Usually every name is known already (a catalog names the same few resources hundreds of
+	// times): then there is nothing to sort.
+	known := true
+	for n := range rl {
+		if _, ok := d.index[n]; !ok {
+			known = false
+			break
+		}
+	}
+	if known {
+		return
+	}
 	names := make([]corev1.ResourceName, 0, len(rl))
 	for n := range rl {
 		names = append(names, n)
@@ -59,12 +71,17 @@ func (d *dims) addAll(rl corev1.ResourceList) {
 // vec converts a resource list; names not interned are dropped (the caller interns first).
 func (d *dims) vec(rl corev1.ResourceList) vec {
 	v := make(vec, len(d.names))
+	d.vecInto(v, rl)
+	return v
+}
+
+// vecInto is vec writing into v (zeroed, of the dimensions' length).
+func (d *dims) vecInto(v vec, rl corev1.ResourceList) {
 	for n, q := range rl {
 		if i, ok := d.index[n]; ok {
 			v[i] = nodeplan.MilliValue(q) // saturated: 9E fits nowhere instead of wrapping
 		}
 	}
-	return v
 }
 
 func (d *dims) list(v vec) corev1.ResourceList {
