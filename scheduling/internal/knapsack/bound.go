@@ -1,0 +1,183 @@
+package knapsack
+
+import "math"
+
+// bound returns value plus the most items i… could still add, by the tightest surrogate.
+func (k *Solver) bound(i int, value float64) float64 {
+	best := math.Inf(1)
+	for si := range k.surr {
+		best = min(best, k.boundWith(&k.surr[si], i))
+	}
+	if math.IsInf(best, 1) {
+		best = 0
+		for _, it := range k.items[i:] {
+			best += it.v * float64(it.maxk)
+		}
+	}
+	return value + best
+}
+
+// prunes reports whether items i… cannot lift value above best: the first surrogate whose
+// bound shows it settles it (the tightest at the root come first).
+//
+// Without shared caps each surrogate's bound is a greedy fill, which stops as soon as it
+// passes best (it only grows from there): the answer is the full bound's, found sooner.
+func (k *Solver) prunes(i int, value, best float64) bool {
+	if len(k.surr) == 0 {
+		return k.bound(i, value) <= best
+	}
+	if len(k.caps) == 0 {
+		for si := range k.surr {
+			if !k.fillPasses(&k.surr[si], i, value, best) {
+				return true
+			}
+		}
+		return false
+	}
+	for si := range k.surr {
+		if value+k.boundWith(&k.surr[si], i) <= best {
+			return true
+		}
+	}
+	return false
+}
+
+// fillPasses reports whether value plus boundWith's greedy fill of items i… under sg passes
+// best; for items without shared caps only.
+func (k *Solver) fillPasses(sg *surrogate, i int, value, best float64) bool {
+	room := 0.0
+	for d, m := range sg.mu {
+		if m > 0 {
+			room += m * float64(k.free[d])
+		}
+	}
+	left, add := room, 0.0
+	for _, j := range sg.order {
+		if j < i {
+			continue
+		}
+		if value+add > best {
+			return true
+		}
+		it := &k.items[j]
+		limit := float64(it.maxk)
+		if sg.w[j] <= 0 {
+			add += it.v * limit
+			continue
+		}
+		if left <= 0 {
+			break
+		}
+		take := min(limit, left/sg.w[j])
+		add += take * it.v
+		left -= take * sg.w[j]
+	}
+	return value+add > best
+}
+
+// boundWith bounds what items i… can still add under one surrogate constraint (Σ w_j·x_j ≤ room,
+// x_j ≤ maxk_j) and the shared caps (Σ_{j∈C} x_j ≤ capLeft_C).
+//
+// Without caps the greedy fractional fill by value per weight is the exact LP optimum. With
+// caps a greedy fill is not a bound (a light, dense member can use up a cap that a heavier,
+// more valuable member would have put to better use), so the greedy only finds the critical
+// density λ, where the room runs out, and the bound is the Lagrangian
+//
+//	L(λ) = λ·room + Σ_free maxk_j·(v_j − λ·w_j)⁺ + Σ_C best capLeft_C units of (v_j − λ·w_j)⁺ in C,
+//
+// which is at least the LP optimum for every λ ≥ 0 (weak duality) and equals the greedy fill
+// when no cap binds. An item under several caps counts against its first only: a relaxation.
+func (k *Solver) boundWith(sg *surrogate, i int) float64 {
+	k.capLeft = k.capLeft[:0]
+	for ci, c := range k.caps {
+		k.capLeft = append(k.capLeft, float64(max(k.prob.CapLimits[c]-k.capUsed[ci], 0)))
+	}
+	room := 0.0
+	for d, m := range sg.mu {
+		if m > 0 {
+			room += m * float64(k.free[d])
+		}
+	}
+	add, lambda, capped := k.greedyFill(sg, i, room)
+	if !capped {
+		return add
+	}
+	return k.cappedBound(sg, i, room, lambda)
+}
+
+// greedyFill fills room with items i… by value per surrogate weight, caps ignored: it returns
+// the value added, the critical density λ where the room ran out, and whether any item
+// visited has a shared cap (then the value is not a bound).
+func (k *Solver) greedyFill(sg *surrogate, i int, room float64) (add, lambda float64, capped bool) {
+	left := room
+	for _, j := range sg.order {
+		if j < i {
+			continue
+		}
+		it := &k.items[j]
+		if len(k.itemCaps[j]) > 0 {
+			capped = true
+		}
+		limit := float64(it.maxk)
+		if sg.w[j] <= 0 {
+			add += it.v * limit
+			continue
+		}
+		if left <= 0 {
+			lambda = it.v / sg.w[j]
+			break
+		}
+		take := min(limit, left/sg.w[j])
+		add += take * it.v
+		left -= take * sg.w[j]
+		if left <= 0 {
+			lambda = it.v / sg.w[j]
+		}
+	}
+	return add, lambda, capped
+}
+
+// cappedBound is boundWith's Lagrangian at density lambda, with k.capLeft the room each
+// shared cap has left.
+func (k *Solver) cappedBound(sg *surrogate, i int, room, lambda float64) float64 {
+	total := lambda * max(room, 0)
+	// Reduced values of the capped items, gathered per (first) cap.
+	k.red = k.red[:0]
+	for j := i; j < len(k.items); j++ {
+		it := &k.items[j]
+		r := it.v - lambda*sg.w[j]
+		if r <= 0 {
+			continue
+		}
+		if len(k.itemCaps[j]) == 0 {
+			total += r * float64(it.maxk)
+			continue
+		}
+		k.red = append(k.red, capItem{c: k.itemCaps[j][0], r: r, n: float64(it.maxk)})
+	}
+	// Each cap takes its best units first: repeatedly the most valuable member left (caps are
+	// usually one pod per node, so this is one pass).
+	for {
+		bi := -1
+		for xi := range k.red {
+			x := &k.red[xi]
+			if x.n > 0 && k.capLeft[x.c] > 0 && (bi < 0 || x.r > k.red[bi].r) {
+				bi = xi
+			}
+		}
+		if bi < 0 {
+			return total
+		}
+		x := &k.red[bi]
+		take := min(x.n, k.capLeft[x.c])
+		total += take * x.r
+		k.capLeft[x.c] -= take
+		x.n = 0
+	}
+}
+
+// capItem is a capped item's reduced value r and count limit n under cap c, for boundWith.
+type capItem struct {
+	c    int
+	r, n float64
+}

@@ -1,0 +1,143 @@
+package knapsack
+
+import "math"
+
+// dfs explores items i… with the current value; it reports true when the node budget ran out.
+func (k *Solver) dfs(i int, value float64) bool {
+	k.nodes++
+	if value > k.bestV+1e-15 {
+		k.bestV = value
+		k.best = append(k.best[:0], k.cur...)
+	}
+	if i == len(k.items) || k.prunes(i, value, max(k.bestV*(1+1e-12), k.target)) {
+		return false
+	}
+	if k.nodes > k.budget {
+		return true
+	}
+	it := k.items[i]
+	req := k.prob.Items[it.src].Req
+	kmax := MaxCopies(req, k.free, min(it.maxk, k.room(i)))
+	if kmax > 0 && !k.canJoin(it.src) {
+		kmax = 0
+	}
+	// The last item adds value and nothing after it needs its room: fewer copies than fit are
+	// never better.
+	low := int64(0)
+	if i == len(k.items)-1 {
+		low = kmax
+	}
+	for c := kmax; c >= low; c-- {
+		if c > 0 {
+			k.push(i, c)
+		}
+		out := k.dfs(i+1, value+float64(c)*it.v)
+		if c > 0 {
+			k.pop(i, c)
+		}
+		if out {
+			return true
+		}
+	}
+	return false
+}
+
+// seedGreedy starts the search from the best of the greedy fills, one per surrogate: items
+// by value per surrogate weight, as many copies of each as still fit (caps and conflicts
+// kept). The depth-first search takes the items most valuable first, and on big nodes with
+// many copies per item its first dive can be far from the best; its budget then goes to the
+// last items' counts, where little changes. A good set found first prunes from the start.
+func (k *Solver) seedGreedy() {
+	if !k.Tight {
+		return
+	}
+	for si := range k.surr {
+		sg := &k.surr[si]
+		value := 0.0
+		for _, j := range sg.order {
+			it := &k.items[j]
+			c := MaxCopies(k.prob.Items[it.src].Req, k.free, min(it.maxk, k.room(j)))
+			if c <= 0 || !k.canJoin(it.src) {
+				continue
+			}
+			k.push(j, c)
+			value += float64(c) * it.v
+		}
+		if value > k.bestV+1e-15 {
+			k.bestV = value
+			k.best = append(k.best[:0], k.cur...)
+		}
+		// Back to the empty set the search starts from: the whole node free, no cap used.
+		k.free = append(k.free[:0], k.prob.Capacity...)
+		k.cur = k.cur[:0]
+		clear(k.capUsed)
+	}
+	k.Work += len(k.surr) * len(k.items) * 4
+}
+
+// push adds c copies of loaded item i to the partial set: their room taken, their caps used.
+func (k *Solver) push(i int, c int64) {
+	it := k.items[i]
+	addScaled(k.free, k.prob.Items[it.src].Req, -c)
+	k.cur = append(k.cur, pick{src: it.src, n: c})
+	for _, ci := range k.itemCaps[i] {
+		k.capUsed[ci] += c
+	}
+}
+
+// pop undoes push(i, c), which must be the last push still in the partial set.
+func (k *Solver) pop(i int, c int64) {
+	addScaled(k.free, k.prob.Items[k.items[i].src].Req, c)
+	k.cur = k.cur[:len(k.cur)-1]
+	for _, ci := range k.itemCaps[i] {
+		k.capUsed[ci] -= c
+	}
+}
+
+// room is how many copies of loaded item i its shared caps still admit beside the partial
+// set (its own per-node cap is in its Max).
+func (k *Solver) room(i int) int64 {
+	r := int64(math.MaxInt64)
+	for _, ci := range k.itemCaps[i] {
+		r = min(r, k.prob.CapLimits[k.caps[ci]]-k.capUsed[ci])
+	}
+	return max(r, 0)
+}
+
+// canJoin reports whether item src may join the items of the partial set.
+func (k *Solver) canJoin(src int) bool {
+	if k.prob.Conflict == nil {
+		return true
+	}
+	for _, x := range k.cur {
+		if x.src != src && k.prob.Conflict(src, x.src) {
+			return false
+		}
+	}
+	return true
+}
+
+// MaxCopies returns how many copies of req fit into free (capped at limit).
+func MaxCopies(req, free []int64, limit int64) int64 {
+	n := limit
+	for d, r := range req {
+		if r <= 0 {
+			if free[d] < 0 {
+				return 0
+			}
+			continue
+		}
+		n = min(n, free[d]/r)
+		if n <= 0 {
+			return 0
+		}
+	}
+	return n
+}
+
+// addScaled adds c copies of req to v.
+func addScaled(v, req []int64, c int64) {
+	for d, r := range req {
+		v[d] += c * r
+	}
+}
