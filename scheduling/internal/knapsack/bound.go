@@ -45,32 +45,31 @@ func (k *Solver) prunes(i int, value, best float64) bool {
 // fillPasses reports whether value plus boundWith's greedy fill of items i… under sg passes
 // best; for items without shared caps only.
 func (k *Solver) fillPasses(sg *surrogate, i int, value, best float64) bool {
-	room := 0.0
-	for d, m := range sg.mu {
-		if m > 0 {
-			room += m * float64(k.free[d])
-		}
-	}
-	left, add := room, 0.0
-	for _, j := range sg.order {
-		if j < i {
+	left, add := k.roomOf(sg), 0.0
+	fill := sg.from(i)
+	for x := range fill {
+		f := &fill[x]
+		if f.j < i {
 			continue
 		}
 		if value+add > best {
 			return true
 		}
-		it := &k.items[j]
-		limit := float64(it.maxk)
-		if sg.w[j] <= 0 {
-			add += it.v * limit
+		if f.w <= 0 {
+			add += f.fullV
 			continue
 		}
 		if left <= 0 {
 			break
 		}
-		take := min(limit, left/sg.w[j])
-		add += take * it.v
-		left -= take * sg.w[j]
+		if left >= f.whole {
+			add += f.fullV
+			left -= f.fullW
+			continue
+		}
+		take := min(f.lim, left/f.w)
+		add += take * f.v
+		left -= take * f.w
 	}
 	return value+add > best
 }
@@ -88,19 +87,14 @@ func (k *Solver) fillPasses(sg *surrogate, i int, value, best float64) bool {
 // which is at least the LP optimum for every λ ≥ 0 (weak duality) and equals the greedy fill
 // when no cap binds. An item under several caps counts against its first only: a relaxation.
 func (k *Solver) boundWith(sg *surrogate, i int) float64 {
-	k.capLeft = k.capLeft[:0]
-	for ci, c := range k.caps {
-		k.capLeft = append(k.capLeft, float64(max(k.prob.CapLimits[c]-k.capUsed[ci], 0)))
-	}
-	room := 0.0
-	for d, m := range sg.mu {
-		if m > 0 {
-			room += m * float64(k.free[d])
-		}
-	}
+	room := k.roomOf(sg)
 	add, lambda, capped := k.greedyFill(sg, i, room)
 	if !capped {
 		return add
+	}
+	k.capLeft = k.capLeft[:0]
+	for ci, c := range k.caps {
+		k.capLeft = append(k.capLeft, float64(max(k.prob.CapLimits[c]-k.capUsed[ci], 0)))
 	}
 	return k.cappedBound(sg, i, room, lambda)
 }
@@ -110,28 +104,31 @@ func (k *Solver) boundWith(sg *surrogate, i int) float64 {
 // visited has a shared cap (then the value is not a bound).
 func (k *Solver) greedyFill(sg *surrogate, i int, room float64) (add, lambda float64, capped bool) {
 	left := room
-	for _, j := range sg.order {
-		if j < i {
+	fill := sg.from(i)
+	for x := range fill {
+		f := &fill[x]
+		if f.j < i {
 			continue
 		}
-		it := &k.items[j]
-		if len(k.itemCaps[j]) > 0 {
-			capped = true
-		}
-		limit := float64(it.maxk)
-		if sg.w[j] <= 0 {
-			add += it.v * limit
+		capped = capped || f.capped
+		if f.w <= 0 {
+			add += f.fullV
 			continue
 		}
 		if left <= 0 {
-			lambda = it.v / sg.w[j]
+			lambda = f.v / f.w
 			break
 		}
-		take := min(limit, left/sg.w[j])
-		add += take * it.v
-		left -= take * sg.w[j]
+		if left >= f.whole {
+			add += f.fullV
+			left -= f.fullW
+		} else {
+			take := min(f.lim, left/f.w)
+			add += take * f.v
+			left -= take * f.w
+		}
 		if left <= 0 {
-			lambda = it.v / sg.w[j]
+			lambda = f.v / f.w
 		}
 	}
 	return add, lambda, capped
@@ -149,11 +146,12 @@ func (k *Solver) cappedBound(sg *surrogate, i int, room, lambda float64) float64
 		if r <= 0 {
 			continue
 		}
-		if len(k.itemCaps[j]) == 0 {
+		c := k.firstCap[j]
+		if c < 0 {
 			total += r * float64(it.maxk)
 			continue
 		}
-		k.red = append(k.red, capItem{c: k.itemCaps[j][0], r: r, n: float64(it.maxk)})
+		k.red = append(k.red, capItem{c: c, r: r, n: float64(it.maxk)})
 	}
 	// Each cap takes its best units first: repeatedly the most valuable member left (caps are
 	// usually one pod per node, so this is one pass).

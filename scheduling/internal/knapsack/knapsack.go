@@ -25,8 +25,12 @@ type Solver struct {
 	// on big nodes with many copies per item. The caller sets it for small pricing problems.
 	Tight bool
 
-	prob   *Problem
-	items  []kItem
+	prob  *Problem
+	items []kItem
+	// nd is how many resources a Problem has; req holds loaded item j's request at j*nd… in
+	// the loaded order, so the search reads one flat slice instead of chasing Problem.Items.
+	nd     int
+	req    []int64
 	free   []int64
 	cur    []pick
 	best   []pick
@@ -36,24 +40,28 @@ type Solver struct {
 	surr   []surrogate
 	// caps shared by several items (anti-affinity families, hostname spread): the bounds
 	// respect them, so a family of 25 groups allowed one pod per node bounds as one pod.
-	caps     []int // the loaded items' shared caps, by their index in Problem.CapLimits
-	itemCaps [][]int
+	caps     []int   // the loaded items' shared caps, by their index in Problem.CapLimits
+	itemCaps [][]int // per loaded item, its caps' indices in caps (slices of capFlat)
+	capFlat  []int
+	firstCap []int // per loaded item, its first cap (the one cappedBound counts it against), or -1
 	capLeft  []float64
 	capUsed  []int64 // per cap, pods of the current partial pattern
-	top      []kItem
-	red      []capItem
-	slot     []int // by cap index in Problem.CapLimits: its index in caps, or -1
-	capSeen  []capCount
-	picked   []bool
-	dens     []float64 // scratch for addSurrogate
+	// conf remembers Problem.Conflict between loaded items a and b at a*len(items)+b (0 not
+	// asked yet, 1 may join, 2 conflicts): the search asks about the same pairs at every node.
+	conf    []int8
+	top     []kItem
+	red     []capItem
+	slot    []int // by cap index in Problem.CapLimits: its index in caps, or -1
+	capSeen []capCount
+	picked  []bool
+	dens    []float64 // scratch for weigh
+	allMu   []float64 // scratch for buildSurrogates
+	rootB   []float64 // scratch for keepTightest
+	rank    []int
+	spare   []surrogate
+	lag     lagrangian // scratch for the Lagrangian bounds
 	// target: a pricing search (see search) looks only for patterns worth more; 0 in solve.
 	target float64
-}
-
-type surrogate struct {
-	mu    []float64 // weight per dimension
-	order []int     // item indices by value per weight, best first
-	w     []float64 // item weights
 }
 
 type kItem struct {
@@ -109,6 +117,7 @@ type Pick struct {
 
 type pick struct {
 	src int // index in Problem.Items
+	j   int // index in the loaded items
 	n   int64
 }
 
@@ -161,6 +170,7 @@ func (k *Solver) Search(p *Problem, budget, topK int, target float64) ([]Pick, f
 // few surrogate relaxations (one resource, or all together). Refine's is tighter.
 func (k *Solver) Bound(p *Problem) float64 {
 	k.load(p, 0)
+	k.index()
 	k.free = append(k.free[:0], p.Capacity...)
 	k.buildSurrogates(false)
 	return k.bound(0, 0)
@@ -171,6 +181,7 @@ func (k *Solver) Bound(p *Problem) float64 {
 // items (of value above 0) it has.
 func (k *Solver) Refine(p *Problem) (float64, int) {
 	k.load(p, 0)
+	k.index()
 	return k.relaxedBound(), len(k.items)
 }
 
@@ -191,11 +202,12 @@ func (k *Solver) prepare(p *Problem, topK int) {
 	// (Every comparison here breaks ties by ID, a total order: pdqsort is then as
 	// deterministic as a stable sort, and faster.)
 	slices.SortFunc(k.items, func(a, b kItem) int { return cmp.Or(cmp.Compare(b.v, a.v), cmp.Compare(a.g, b.g)) })
-	k.indexCaps()
+	k.index()
+	k.resetConflicts()
 	k.buildSurrogates(topK == 0)
 }
 
-// load loads the items (and their shared caps) without the surrogates, for the bounds.
+// load loads the items without the surrogates; index must follow, once they are in order.
 func (k *Solver) load(p *Problem, topK int) {
 	k.prob = p
 	k.items = k.items[:0]
@@ -207,6 +219,17 @@ func (k *Solver) load(p *Problem, topK int) {
 	}
 	if topK > 0 && len(k.items) > topK {
 		k.items = k.selectItems(k.items, topK)
+	}
+}
+
+// index lays out the loaded items' requests flat, in their order, and numbers their shared
+// caps 0…len(k.caps)-1 in order of first use.
+func (k *Solver) index() {
+	p := k.prob
+	k.nd = len(p.Capacity)
+	k.req = k.req[:0]
+	for _, it := range k.items {
+		k.req = append(k.req, p.Items[it.src].Req[:k.nd]...)
 	}
 	k.indexCaps()
 }
@@ -221,10 +244,9 @@ func (k *Solver) indexCaps() {
 			k.slot[i] = -1
 		}
 	}
-	k.caps = k.caps[:0]
-	k.itemCaps = k.itemCaps[:0]
+	k.caps, k.capFlat, k.firstCap = k.caps[:0], k.capFlat[:0], k.firstCap[:0]
 	for _, it := range k.items {
-		var idx []int
+		first := -1
 		for _, c := range p.Items[it.src].Caps {
 			i := k.slot[c]
 			if i < 0 {
@@ -232,15 +254,45 @@ func (k *Solver) indexCaps() {
 				k.slot[c] = i
 				k.caps = append(k.caps, c)
 			}
-			idx = append(idx, i)
+			k.capFlat = append(k.capFlat, i)
+			if first < 0 {
+				first = i
+			}
 		}
-		k.itemCaps = append(k.itemCaps, idx)
+		k.firstCap = append(k.firstCap, first)
+	}
+	// Slice capFlat only now that it no longer grows.
+	k.itemCaps = k.itemCaps[:0]
+	at := 0
+	for _, it := range k.items {
+		n := len(p.Items[it.src].Caps)
+		k.itemCaps = append(k.itemCaps, k.capFlat[at:at+n:at+n])
+		at += n
 	}
 	for _, c := range k.caps {
 		k.slot[c] = -1
 	}
 	k.capUsed = append(k.capUsed[:0], make([]int64, len(k.caps))...)
 }
+
+// resetConflicts forgets the conflicts asked of the last problem (see conf). Past a few
+// hundred items the table would cost more to clear than the questions it saves.
+func (k *Solver) resetConflicts() {
+	n := len(k.items)
+	if k.prob.Conflict == nil || n > maxConflictMemo {
+		k.conf = k.conf[:0]
+		return
+	}
+	if cap(k.conf) < n*n {
+		k.conf = make([]int8, n*n)
+		return
+	}
+	k.conf = k.conf[:n*n]
+	clear(k.conf)
+}
+
+// maxConflictMemo is the most loaded items for which conf remembers conflicts.
+const maxConflictMemo = 256
 
 // selectItems keeps the topK most promising items: best value per unit of size first, but at
 // most one more member of a shared cap than the cap admits on a node (25 anti-affine groups

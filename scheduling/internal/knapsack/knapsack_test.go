@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
 
@@ -209,4 +210,36 @@ func BenchmarkSolvePricing(b *testing.B) {
 		nodes += s.Work - w
 	}
 	b.ReportMetric(float64(nodes)/float64(b.N), "work/op")
+}
+
+// TestLevelsChangeNothing: a surrogate's fill kept per search level (few items) and the one
+// list every node skips through (many items) give bit-identical answers and the same work.
+func TestLevelsChangeNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := drawProblem(t)
+		budget := rapid.IntRange(0, 50).Draw(t, "budget")
+		target := rapid.Float64Range(0, 2).Draw(t, "target")
+		tight := rapid.Bool().Draw(t, "tight")
+		type answer struct {
+			Solve, Search []Pick
+			V, U, SV      float64
+			Proved        bool
+			Bound         float64
+			Work          int
+		}
+		run := func() answer {
+			s := Solver{Tight: tight}
+			var a answer
+			a.Solve, a.V, a.U = s.Solve(p, budget, 0)
+			a.Search, a.SV, a.Proved = s.Search(p, budget, 0, target)
+			a.Bound, a.Work = s.Bound(p), s.Work
+			return a
+		}
+		levels := run()
+		defer func(n int) { maxLevelItems = n }(maxLevelItems)
+		maxLevelItems = 0
+		if diff := cmp.Diff(levels, run()); diff != "" {
+			t.Fatalf("kept per level vs not (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -55,12 +55,16 @@ type lagrangian struct {
 
 type breakpoint struct{ t, w float64 }
 
+// newLagrangian sets up k's L(μ) at μ = 0 for the loaded items, in buffers reused across calls.
 func (k *Solver) newLagrangian(alloc []int64) *lagrangian {
-	p := k.prob
+	p, l := k.prob, &k.lag
 	nd := len(alloc)
 	n := nd + len(k.caps)
-	l := &lagrangian{items: k.items, limit: make([]float64, n), coefs: make([]float64, len(k.items)*n),
-		mu: make([]float64, n), reduced: make([]float64, len(k.items))}
+	l.items = k.items
+	l.limit = append(l.limit[:0], make([]float64, n)...)
+	l.coefs = append(l.coefs[:0], make([]float64, len(k.items)*n)...)
+	l.mu = append(l.mu[:0], make([]float64, n)...)
+	l.reduced = append(l.reduced[:0], make([]float64, len(k.items))...)
 	for c := range l.limit {
 		if c < nd {
 			l.limit[c] = float64(max(alloc[c], 0))
@@ -68,9 +72,10 @@ func (k *Solver) newLagrangian(alloc []int64) *lagrangian {
 			l.limit[c] = float64(max(p.CapLimits[k.caps[c-nd]], 0))
 		}
 	}
-	for j, it := range k.items {
+	for j := range k.items {
+		req := k.reqOf(j)
 		for d := 0; d < nd; d++ {
-			l.coefs[j*n+d] = float64(p.Items[it.src].Req[d])
+			l.coefs[j*n+d] = float64(req[d])
 		}
 		for _, ci := range k.itemCaps[j] {
 			l.coefs[j*n+nd+ci] = 1
@@ -138,8 +143,8 @@ func (k *Solver) lpBound(alloc []int64) float64 {
 	for d, c := range alloc {
 		row := make([]float64, n)
 		used := false
-		for j, it := range k.items {
-			row[j] = float64(k.prob.Items[it.src].Req[d])
+		for j := range k.items {
+			row[j] = float64(k.req[j*k.nd+d])
 			used = used || row[j] > 0
 		}
 		if used {

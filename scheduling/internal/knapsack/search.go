@@ -3,6 +3,9 @@ package knapsack
 import "math"
 
 // dfs explores items i… with the current value; it reports true when the node budget ran out.
+//
+// Item i's counts are tried from the most that fit down: the copies are taken once and given
+// back one at a time (drop), rather than taken anew for every count.
 func (k *Solver) dfs(i int, value float64) bool {
 	k.nodes++
 	if value > k.bestV+1e-15 {
@@ -15,10 +18,9 @@ func (k *Solver) dfs(i int, value float64) bool {
 	if k.nodes > k.budget {
 		return true
 	}
-	it := k.items[i]
-	req := k.prob.Items[it.src].Req
-	kmax := MaxCopies(req, k.free, min(it.maxk, k.room(i)))
-	if kmax > 0 && !k.canJoin(it.src) {
+	it := &k.items[i]
+	kmax := MaxCopies(k.reqOf(i), k.free, min(it.maxk, k.room(i)))
+	if kmax > 0 && !k.canJoin(i) {
 		kmax = 0
 	}
 	// The last item adds value and nothing after it needs its room: fewer copies than fit are
@@ -27,19 +29,19 @@ func (k *Solver) dfs(i int, value float64) bool {
 	if i == len(k.items)-1 {
 		low = kmax
 	}
-	for c := kmax; c >= low; c-- {
-		if c > 0 {
-			k.push(i, c)
-		}
-		out := k.dfs(i+1, value+float64(c)*it.v)
-		if c > 0 {
-			k.pop(i, c)
-		}
-		if out {
-			return true
-		}
+	if kmax > 0 {
+		k.push(i, kmax)
 	}
-	return false
+	for c := kmax; ; c-- {
+		out := k.dfs(i+1, value+float64(c)*it.v)
+		if out || c == low {
+			if c > 0 {
+				k.pop(i, c)
+			}
+			return out
+		}
+		k.drop(i)
+	}
 }
 
 // seedGreedy starts the search from the best of the greedy fills, one per surrogate: items
@@ -52,15 +54,14 @@ func (k *Solver) seedGreedy() {
 		return
 	}
 	for si := range k.surr {
-		sg := &k.surr[si]
 		value := 0.0
-		for _, j := range sg.order {
-			it := &k.items[j]
-			c := MaxCopies(k.prob.Items[it.src].Req, k.free, min(it.maxk, k.room(j)))
-			if c <= 0 || !k.canJoin(it.src) {
+		for _, f := range k.surr[si].fill {
+			it := &k.items[f.j]
+			c := MaxCopies(k.reqOf(f.j), k.free, min(it.maxk, k.room(f.j)))
+			if c <= 0 || !k.canJoin(f.j) {
 				continue
 			}
-			k.push(j, c)
+			k.push(f.j, c)
 			value += float64(c) * it.v
 		}
 		if value > k.bestV+1e-15 {
@@ -75,11 +76,15 @@ func (k *Solver) seedGreedy() {
 	k.Work += len(k.surr) * len(k.items) * 4
 }
 
+// reqOf is loaded item j's request.
+func (k *Solver) reqOf(j int) []int64 {
+	return k.req[j*k.nd : (j+1)*k.nd : (j+1)*k.nd]
+}
+
 // push adds c copies of loaded item i to the partial set: their room taken, their caps used.
 func (k *Solver) push(i int, c int64) {
-	it := k.items[i]
-	addScaled(k.free, k.prob.Items[it.src].Req, -c)
-	k.cur = append(k.cur, pick{src: it.src, n: c})
+	addScaled(k.free, k.reqOf(i), -c)
+	k.cur = append(k.cur, pick{src: k.items[i].src, j: i, n: c})
 	for _, ci := range k.itemCaps[i] {
 		k.capUsed[ci] += c
 	}
@@ -87,10 +92,28 @@ func (k *Solver) push(i int, c int64) {
 
 // pop undoes push(i, c), which must be the last push still in the partial set.
 func (k *Solver) pop(i int, c int64) {
-	addScaled(k.free, k.prob.Items[k.items[i].src].Req, c)
+	addScaled(k.free, k.reqOf(i), c)
 	k.cur = k.cur[:len(k.cur)-1]
 	for _, ci := range k.itemCaps[i] {
 		k.capUsed[ci] -= c
+	}
+}
+
+// drop gives back one copy of loaded item i, the last push still in the partial set; the
+// pick goes when its last copy does. The room is counted in integers, so it is exactly what
+// taking one copy fewer in the first place leaves.
+func (k *Solver) drop(i int) {
+	req := k.reqOf(i)
+	free := k.free[:len(req)]
+	for d, r := range req {
+		free[d] += r
+	}
+	last := &k.cur[len(k.cur)-1]
+	if last.n--; last.n == 0 {
+		k.cur = k.cur[:len(k.cur)-1]
+	}
+	for _, ci := range k.itemCaps[i] {
+		k.capUsed[ci]--
 	}
 }
 
@@ -104,13 +127,32 @@ func (k *Solver) room(i int) int64 {
 	return max(r, 0)
 }
 
-// canJoin reports whether item src may join the items of the partial set.
-func (k *Solver) canJoin(src int) bool {
-	if k.prob.Conflict == nil {
+// canJoin reports whether loaded item i may join the items of the partial set. Problem.Conflict
+// is asked once per pair and problem (see conf).
+func (k *Solver) canJoin(i int) bool {
+	conflict := k.prob.Conflict
+	if conflict == nil {
 		return true
 	}
+	src, n := k.items[i].src, len(k.items)
 	for _, x := range k.cur {
-		if x.src != src && k.prob.Conflict(src, x.src) {
+		if x.src == src {
+			continue
+		}
+		if len(k.conf) == 0 {
+			if conflict(src, x.src) {
+				return false
+			}
+			continue
+		}
+		m := &k.conf[i*n+x.j]
+		if *m == 0 {
+			*m = 1
+			if conflict(src, x.src) {
+				*m = 2
+			}
+		}
+		if *m == 2 {
 			return false
 		}
 	}
@@ -137,6 +179,7 @@ func MaxCopies(req, free []int64, limit int64) int64 {
 
 // addScaled adds c copies of req to v.
 func addScaled(v, req []int64, c int64) {
+	v = v[:len(req)]
 	for d, r := range req {
 		v[d] += c * r
 	}

@@ -6,36 +6,80 @@ import (
 	"slices"
 )
 
+type surrogate struct {
+	mu    []float64 // weight per dimension
+	dims  []weight  // the dimensions of positive weight, in order: a room sums only these
+	order []int     // item indices by value per weight, best first (scratch for fill)
+	w     []float64 // item weights, by loaded index
+	// fill is order's items with what a greedy fill reads of each, in one flat slice.
+	fill []fillItem
+	// levels are fill's items from i on, for each i, at levels[at[i]:at[i+1]]: a search node
+	// at item i reads only the items it may still add. Built for few items only (see weigh).
+	levels []fillItem
+	at     []int
+}
+
+// from returns the greedy fill's items from loaded item i on: a list that may still hold items
+// before i, which the reader skips.
+func (sg *surrogate) from(i int) []fillItem {
+	if len(sg.at) == 0 {
+		return sg.fill
+	}
+	return sg.levels[sg.at[i]:sg.at[i+1]]
+}
+
+// weight is a surrogate's weight m on dimension d.
+type weight struct {
+	d int
+	m float64
+}
+
+// fillItem is loaded item j as a greedy fill under one surrogate sees it: its weight, value,
+// count cap, what taking the whole count weighs and is worth (lim·w and lim·v, as the fill
+// would multiply them), the least room it takes whole (see wholeAt), and whether it has a
+// shared cap.
+type fillItem struct {
+	j            int
+	w, v, lim    float64
+	fullW, fullV float64
+	whole        float64
+	capped       bool
+}
+
+// wholeAt returns the least float x with x ≥ lim·w exactly (w > 0): for room left ≥ it,
+// left/w ≥ lim holds exactly, so the fill's take, min(lim, left/w) with a monotone rounding and
+// lim a float, is lim — decided by one comparison instead of a division. lim·w rounded to
+// nearest is that float or the one below; the fused multiply-add tells which, as it rounds
+// once and so keeps the sign of x − lim·w (both are multiples of the least subnormal: a
+// difference that is not 0 does not round to 0).
+func wholeAt(lim, w float64) float64 {
+	x := lim * w
+	if math.FMA(-lim, w, x) < 0 {
+		x = math.Nextafter(x, math.Inf(1))
+	}
+	return x
+}
+
 // buildSurrogates prepares the weightings: each dimension alone, and all of them together,
 // each normalised by the shape's capacity.
 func (k *Solver) buildSurrogates(mixtures bool) {
-	p, alloc := k.prob, k.prob.Capacity
+	alloc := k.prob.Capacity
 	k.surr = k.surr[:0]
-	var all []float64
+	k.allMu = append(k.allMu[:0], make([]float64, len(alloc))...)
+	weighted := false
 	for d, c := range alloc {
-		if c <= 0 {
+		if c <= 0 || !k.weighs(d) {
 			continue
 		}
-		used := false
-		for _, it := range k.items {
-			if p.Items[it.src].Req[d] > 0 {
-				used = true
-				break
-			}
-		}
-		if !used {
-			continue
-		}
-		mu := make([]float64, len(alloc))
-		mu[d] = 1 / float64(c)
-		k.addSurrogate(mu)
-		if all == nil {
-			all = make([]float64, len(alloc))
-		}
-		all[d] = 1 / float64(c)
+		sg := k.newSurrogate()
+		sg.mu[d] = 1 / float64(c)
+		k.weigh(sg)
+		k.allMu[d], weighted = 1/float64(c), true
 	}
-	if all != nil {
-		k.addSurrogate(all)
+	if weighted {
+		sg := k.newSurrogate()
+		copy(sg.mu, k.allMu)
+		k.weigh(sg)
 	}
 	// Mixtures of every pair of dimensions: when two resources bind together (cpu and memory,
 	// memory and pod slots), the best surrogate weighs both. Keep the few tightest at the root.
@@ -45,12 +89,13 @@ func (k *Solver) buildSurrogates(mixtures bool) {
 	}
 	for a := 0; a < single; a++ {
 		for b := a + 1; b < single; b++ {
-			for _, t := range []float64{0.2, 0.35, 0.5, 0.65, 0.8} {
-				mu := make([]float64, len(alloc))
-				for d := range mu {
-					mu[d] = t*k.surr[a].mu[d] + (1-t)*k.surr[b].mu[d]
+			for _, t := range [...]float64{0.2, 0.35, 0.5, 0.65, 0.8} {
+				sg := k.newSurrogate()
+				ma, mb := k.surr[a].mu, k.surr[b].mu
+				for d := range sg.mu {
+					sg.mu[d] = t*ma[d] + (1-t)*mb[d]
 				}
-				k.addSurrogate(mu)
+				k.weigh(sg)
 			}
 		}
 	}
@@ -60,6 +105,31 @@ func (k *Solver) buildSurrogates(mixtures bool) {
 	if len(k.surr) > 4 {
 		k.keepTightest(alloc, 4)
 	}
+}
+
+// weighs reports whether some loaded item requests dimension d.
+func (k *Solver) weighs(d int) bool {
+	for j := range k.items {
+		if k.req[j*k.nd+d] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// newSurrogate appends a surrogate with every weight 0 and returns it. Its buffers are those
+// an earlier call left past len(k.surr), so building the weightings does not allocate; the
+// pointer holds until the next newSurrogate.
+func (k *Solver) newSurrogate() *surrogate {
+	n := len(k.surr)
+	if n < cap(k.surr) {
+		k.surr = k.surr[:n+1]
+	} else {
+		k.surr = append(k.surr, surrogate{})
+	}
+	sg := &k.surr[n]
+	sg.mu = append(sg.mu[:0], make([]float64, k.nd)...)
+	return sg
 }
 
 // addLagrangeSurrogate adds the weighting by the resources' Lagrangian multipliers at the root
@@ -74,59 +144,99 @@ func (k *Solver) addLagrangeSurrogate(alloc []int64) {
 	l := k.newLagrangian(alloc)
 	l.descend(nil)
 	k.Work += lagrangeRounds * len(l.mu) * len(k.items) * len(l.limit)
-	mu := make([]float64, len(alloc))
+	sg := k.newSurrogate()
 	weighted := false
 	for d := range alloc {
 		if l.mu[d] > 0 && alloc[d] > 0 {
-			mu[d], weighted = l.mu[d], true
+			sg.mu[d], weighted = l.mu[d], true
 		}
 	}
-	if weighted {
-		k.addSurrogate(mu)
+	if !weighted {
+		k.surr = k.surr[:len(k.surr)-1]
+		return
 	}
+	k.weigh(sg)
 }
 
-// addSurrogate adds the weighting mu: each item's weight under it, and the items by value per
-// weight, best first.
-func (k *Solver) addSurrogate(mu []float64) {
-	sg := surrogate{mu: mu, w: make([]float64, len(k.items)), order: make([]int, len(k.items))}
-	for j, it := range k.items {
-		req := k.prob.Items[it.src].Req
-		for d, m := range mu {
-			if m > 0 {
-				sg.w[j] += m * float64(req[d])
-			}
+// weigh sets surrogate sg's item weights under its mu, and its fill order: the items by value
+// per weight, best first.
+func (k *Solver) weigh(sg *surrogate) {
+	sg.dims = sg.dims[:0]
+	for d, m := range sg.mu {
+		if m > 0 {
+			sg.dims = append(sg.dims, weight{d: d, m: m})
 		}
-		sg.order[j] = j
 	}
+	sg.w, sg.order = sg.w[:0], sg.order[:0]
 	// Densities once, not per comparison: the sort is most of a bound's set-up on large LPs.
 	dens := k.dens[:0]
 	for j := range k.items {
-		d := math.Inf(1)
-		if sg.w[j] > 0 {
-			d = k.items[j].v / sg.w[j]
+		req := k.req[j*k.nd : (j+1)*k.nd]
+		w := 0.0
+		for _, x := range sg.dims {
+			w += x.m * float64(req[x.d])
 		}
-		dens = append(dens, d)
+		d := math.Inf(1)
+		if w > 0 {
+			d = k.items[j].v / w
+		}
+		sg.w, sg.order, dens = append(sg.w, w), append(sg.order, j), append(dens, d)
 	}
 	k.dens = dens
 	slices.SortFunc(sg.order, func(a, b int) int { return cmp.Or(cmp.Compare(dens[b], dens[a]), cmp.Compare(a, b)) })
-	k.surr = append(k.surr, sg)
+	sg.fill = sg.fill[:0]
+	for _, j := range sg.order {
+		it := &k.items[j]
+		lim := float64(it.maxk)
+		sg.fill = append(sg.fill, fillItem{j: j, w: sg.w[j], v: it.v, lim: lim, fullW: lim * sg.w[j], fullV: lim * it.v,
+			whole:  wholeAt(lim, sg.w[j]),
+			capped: len(k.itemCaps[j]) > 0})
+	}
+	sg.levels, sg.at = sg.levels[:0], sg.at[:0]
+	if len(k.items) > maxLevelItems {
+		return
+	}
+	for i := range k.items {
+		sg.at = append(sg.at, len(sg.levels))
+		for _, f := range sg.fill {
+			if f.j >= i {
+				sg.levels = append(sg.levels, f)
+			}
+		}
+	}
+	sg.at = append(sg.at, len(sg.levels))
 }
 
+// maxLevelItems is the most loaded items for which a surrogate keeps its fill per search level:
+// n(n+1)/2 entries, paid back many times over where searches visit thousands of nodes over a
+// few items, but not where they visit a hundred over seventy. (A variable so that a test can
+// check both ways give the same answers.)
+var maxLevelItems = 24
+
 // keepTightest keeps the n surrogates whose bound at the root (an empty node of capacity
-// alloc) is smallest.
+// alloc) is smallest. The others stay past len(k.surr), their buffers for the next problem.
 func (k *Solver) keepTightest(alloc []int64, n int) {
 	k.free = append(k.free[:0], alloc...)
-	rootB := make([]float64, len(k.surr))
-	idx := make([]int, len(k.surr))
+	rootB, rank := k.rootB[:0], k.rank[:0]
 	for i := range k.surr {
-		idx[i] = i
-		rootB[i] = k.boundWith(&k.surr[i], 0)
+		rank = append(rank, i)
+		rootB = append(rootB, k.boundWith(&k.surr[i], 0))
 	}
-	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(rootB[x], rootB[y]) })
-	kept := make([]surrogate, 0, n)
-	for _, i := range idx[:n] {
-		kept = append(kept, k.surr[i])
+	slices.SortStableFunc(rank, func(x, y int) int { return cmp.Compare(rootB[x], rootB[y]) })
+	// A permutation, so every buffer stays in exactly one surrogate.
+	k.spare = append(k.spare[:0], k.surr...)
+	for pos, i := range rank {
+		k.surr[pos] = k.spare[i]
 	}
-	k.surr = append(k.surr[:0], kept...)
+	k.surr = k.surr[:n]
+	k.rootB, k.rank = rootB, rank
+}
+
+// roomOf is the node's free room under surrogate sg.
+func (k *Solver) roomOf(sg *surrogate) float64 {
+	room := 0.0
+	for _, x := range sg.dims {
+		room += x.m * float64(k.free[x.d])
+	}
+	return room
 }
