@@ -28,7 +28,8 @@ func (k *Solver) prunes(i int, value, best float64) bool {
 	}
 	if len(k.caps) == 0 {
 		for si := range k.surr {
-			if !k.fillPasses(&k.surr[si], i, value, best) {
+			if pass, at := k.fillPasses(&k.surr[si], i, value, best); !pass {
+				k.prunedBy, k.prunedAt = si, at
 				return true
 			}
 		}
@@ -43,8 +44,9 @@ func (k *Solver) prunes(i int, value, best float64) bool {
 }
 
 // fillPasses reports whether value plus boundWith's greedy fill of items i… under sg passes
-// best; for items without shared caps only.
-func (k *Solver) fillPasses(sg *surrogate, i int, value, best float64) bool {
+// best; for items without shared caps only. When it does not, it returns value plus the
+// whole fill as well.
+func (k *Solver) fillPasses(sg *surrogate, i int, value, best float64) (bool, float64) {
 	left, add := k.roomOf(sg), 0.0
 	fill := sg.from(i)
 	for x := range fill {
@@ -53,7 +55,7 @@ func (k *Solver) fillPasses(sg *surrogate, i int, value, best float64) bool {
 			continue
 		}
 		if value+add > best {
-			return true
+			return true, 0
 		}
 		if f.w <= 0 {
 			add += f.fullV
@@ -71,7 +73,7 @@ func (k *Solver) fillPasses(sg *surrogate, i int, value, best float64) bool {
 		add += take * f.v
 		left -= take * f.w
 	}
-	return value+add > best
+	return value+add > best, value + add
 }
 
 // boundWith bounds what items i… can still add under one surrogate constraint (Σ w_j·x_j ≤ room,

@@ -62,6 +62,12 @@ type Solver struct {
 	lag     lagrangian // scratch for the Lagrangian bounds
 	// target: a pricing search (see search) looks only for patterns worth more; 0 in solve.
 	target float64
+	// skips: the search may count children it surely prunes instead of visiting them
+	// (surelyPruned). prunedBy and prunedAt: the surrogate that pruned the last search node
+	// visited and its bound there, or prunedBy -1.
+	skips    bool
+	prunedBy int
+	prunedAt float64
 }
 
 type kItem struct {
@@ -205,6 +211,10 @@ func (k *Solver) prepare(p *Problem, topK int) {
 	k.index()
 	k.resetConflicts()
 	k.buildSurrogates(topK == 0)
+	for si := range k.surr {
+		k.layLevels(&k.surr[si])
+	}
+	k.skips = k.mayCount()
 }
 
 // load loads the items without the surrogates; index must follow, once they are in order.

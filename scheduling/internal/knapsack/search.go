@@ -3,15 +3,15 @@ package knapsack
 import "math"
 
 // dfs explores items i… with the current value; it reports true when the node budget ran out.
-//
-// Item i's counts are tried from the most that fit down: the copies are taken once and given
-// back one at a time (drop), rather than taken anew for every count.
+// When the node is pruned by a surrogate's whole fill, k.prunedBy and k.prunedAt say which and
+// what it came to (for surelyPruned); else k.prunedBy is -1.
 func (k *Solver) dfs(i int, value float64) bool {
 	k.nodes++
 	if value > k.bestV+1e-15 {
 		k.bestV = value
 		k.best = append(k.best[:0], k.cur...)
 	}
+	k.prunedBy = -1
 	if i == len(k.items) || k.prunes(i, value, max(k.bestV*(1+1e-12), k.target)) {
 		return false
 	}
@@ -32,7 +32,18 @@ func (k *Solver) dfs(i int, value float64) bool {
 	if kmax > 0 {
 		k.push(i, kmax)
 	}
-	for c := kmax; ; c-- {
+	out := k.counts(i, value, kmax, low)
+	k.prunedBy = -1
+	return out
+}
+
+// counts explores item i's counts from kmax down to low, kmax copies in the partial set: the
+// copies are taken once and given back one at a time (drop), rather than taken anew for every
+// count. Counts that surelyPruned shows the search would prune are counted, not visited.
+func (k *Solver) counts(i int, value float64, kmax, low int64) bool {
+	it := &k.items[i]
+	lastBy, lastC, lastAt := -1, int64(0), 0.0
+	for c := kmax; ; {
 		out := k.dfs(i+1, value+float64(c)*it.v)
 		if out || c == low {
 			if c > 0 {
@@ -40,7 +51,20 @@ func (k *Solver) dfs(i int, value float64) bool {
 			}
 			return out
 		}
-		k.drop(i)
+		skip := int64(0)
+		if k.skips && k.prunedBy >= 0 && k.prunedBy == lastBy {
+			skip = k.surelyPruned(i, c, low, k.prunedBy, lastC, lastAt, k.prunedAt)
+		}
+		lastBy, lastC, lastAt = k.prunedBy, c, k.prunedAt
+		k.nodes += int(skip)
+		if skip == c-low {
+			if c > 0 {
+				k.pop(i, c)
+			}
+			return false
+		}
+		k.give(i, skip+1)
+		c -= skip + 1
 	}
 }
 
@@ -99,21 +123,25 @@ func (k *Solver) pop(i int, c int64) {
 	}
 }
 
-// drop gives back one copy of loaded item i, the last push still in the partial set; the
-// pick goes when its last copy does. The room is counted in integers, so it is exactly what
-// taking one copy fewer in the first place leaves.
-func (k *Solver) drop(i int) {
+// give gives back n copies of loaded item i, the last push still in the partial set (n no
+// more than it holds); the pick goes when its last copy does. The room is counted in
+// integers, so it is exactly what taking n copies fewer in the first place leaves.
+func (k *Solver) give(i int, n int64) {
 	req := k.reqOf(i)
 	free := k.free[:len(req)]
-	for d, r := range req {
-		free[d] += r
+	if n == 1 {
+		for d, r := range req {
+			free[d] += r
+		}
+	} else {
+		addScaled(free, req, n)
 	}
 	last := &k.cur[len(k.cur)-1]
-	if last.n--; last.n == 0 {
+	if last.n -= n; last.n == 0 {
 		k.cur = k.cur[:len(k.cur)-1]
 	}
 	for _, ci := range k.itemCaps[i] {
-		k.capUsed[ci]--
+		k.capUsed[ci] -= n
 	}
 }
 

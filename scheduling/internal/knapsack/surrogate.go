@@ -17,6 +17,8 @@ type surrogate struct {
 	// at item i reads only the items it may still add. Built for few items only (see weigh).
 	levels []fillItem
 	at     []int
+	// dmax and fixed scale the rounding margin of surelyPruned, per level (see layLevels).
+	dmax, fixed []float64
 }
 
 // from returns the greedy fill's items from loaded item i on: a list that may still hold items
@@ -168,6 +170,7 @@ func (k *Solver) weigh(sg *surrogate) {
 		}
 	}
 	sg.w, sg.order = sg.w[:0], sg.order[:0]
+	sg.levels, sg.at = sg.levels[:0], sg.at[:0] // until layLevels: one list for every level
 	// Densities once, not per comparison: the sort is most of a bound's set-up on large LPs.
 	dens := k.dens[:0]
 	for j := range k.items {
@@ -192,19 +195,52 @@ func (k *Solver) weigh(sg *surrogate) {
 			whole:  wholeAt(lim, sg.w[j]),
 			capped: len(k.itemCaps[j]) > 0})
 	}
+}
+
+// layLevels keeps sg's fill per search level (when there are few items), and per level the
+// greatest density and the whole value of the weightless items (the scale of the rounding
+// margin in surelyPruned). With one list for all levels, these are over every item: no less.
+func (k *Solver) layLevels(sg *surrogate) {
 	sg.levels, sg.at = sg.levels[:0], sg.at[:0]
+	sg.dmax, sg.fixed = sg.dmax[:0], sg.fixed[:0]
 	if len(k.items) > maxLevelItems {
+		dmax, fixed := fillScale(sg.fill)
+		sg.dmax, sg.fixed = append(sg.dmax, dmax), append(sg.fixed, fixed)
 		return
 	}
 	for i := range k.items {
-		sg.at = append(sg.at, len(sg.levels))
+		at := len(sg.levels)
+		sg.at = append(sg.at, at)
 		for _, f := range sg.fill {
 			if f.j >= i {
 				sg.levels = append(sg.levels, f)
 			}
 		}
+		dmax, fixed := fillScale(sg.levels[at:])
+		sg.dmax, sg.fixed = append(sg.dmax, dmax), append(sg.fixed, fixed)
 	}
 	sg.at = append(sg.at, len(sg.levels))
+}
+
+// fillScale returns the greatest value per weight of the weighed items of fill, and the sum of
+// the weightless items' whole values. The weightless come first in a fill (their density is
+// infinite), then the others by density: the first of those has the greatest.
+func fillScale(fill []fillItem) (dmax, fixed float64) {
+	for _, f := range fill {
+		if f.w > 0 {
+			return f.v / f.w, fixed
+		}
+		fixed += math.Abs(f.fullV)
+	}
+	return 0, fixed
+}
+
+// scaleAt is layLevels' greatest density and weightless value for the items from i on.
+func (sg *surrogate) scaleAt(i int) (dmax, fixed float64) {
+	if len(sg.at) == 0 {
+		return sg.dmax[0], sg.fixed[0]
+	}
+	return sg.dmax[i], sg.fixed[i]
 }
 
 // maxLevelItems is the most loaded items for which a surrogate keeps its fill per search level:

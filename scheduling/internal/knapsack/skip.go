@@ -1,0 +1,95 @@
+package knapsack
+
+import "math"
+
+// Counting pruned counts instead of visiting them.
+//
+// Below a search node at item i, the counts c = kmax, kmax−1, … of item i are tried in turn,
+// and most children are pruned at once: their bound, under some surrogate s, does not pass the
+// best value. Each such child costs a visit, and the node budget counts it, so it cannot be
+// left out — but it can be counted without the visit when it is sure to be pruned.
+//
+// Take the bound in exact arithmetic on the same numbers (the stored weights and values, the
+// integer rooms): G(c) = value + c·v_i + fill(R(c)), where R(c), the room under s left by c
+// copies, falls linearly in c, and fill, the fractional knapsack of the items after i, is
+// concave in the room. So G is concave in c, and a line through two of its points bounds it
+// from above beyond them: having seen G at counts c1 > c2, for every c < c2
+//
+//	G(c) ≤ G(c2) + (c2 − c)·(G(c2) − G(c1))/(c1 − c2).
+//
+// The search computes G in floating point, off by at most a few units in the last place of
+// the values, rooms and densities involved; surelyPruned allows m = 1e-9 of their scale for
+// each of the three bounds it relies on (at c1, at c2 and at c) — orders of magnitude more than
+// any rounding — and counts the children whose bound is then still at most the best value:
+// the search, computing it, would prune each. Nothing else changes while they are passed
+// over: their values fall with c, so none is a new best (a visit sets the best value to at
+// least the child's value, less 1e-15), and a pruned child never checks the budget.
+//
+// It holds without shared caps (the capped bound is not a fractional knapsack), for counts,
+// requests, rooms and values that are not negative (see mayCount).
+
+// marginScale is the rounding margin relative to the scale of the bounds (see above).
+const marginScale = 1e-9
+
+// surelyPruned returns how many of the counts c−1, c−2, … (no further than low) surrogate s
+// surely prunes below item i, from its whole fill's value at1 at count c1 and at at count c
+// (c1 > c). Item i has c copies in the partial set.
+func (k *Solver) surelyPruned(i int, c, low int64, s int, c1 int64, at1, at float64) int64 {
+	sg := &k.surr[s]
+	best := max(k.bestV*(1+1e-12), k.target)
+	// The room is greatest with no copy of item i: the rounding scale of every count's bound.
+	req := k.reqOf(i)
+	room := 0.0
+	for _, x := range sg.dims {
+		room += x.m * float64(k.free[x.d]+c*req[x.d])
+	}
+	dmax, fixed := sg.scaleAt(i + 1)
+	m := marginScale * (math.Abs(best) + math.Abs(at) + room*dmax + fixed)
+	head := best - at - 2*m
+	slope := (at - at1 + 2*m) / float64(c1-c)
+	if !(head > 0) || math.IsNaN(slope) {
+		return 0
+	}
+	if slope <= 0 {
+		return c - low
+	}
+	// (1 − 1e-12): a quotient rounded up to a whole number does not count one too many.
+	n := head / slope * (1 - 1e-12)
+	if n >= float64(c-low) {
+		return c - low
+	}
+	return int64(n)
+}
+
+// mayCount reports whether surelyPruned's reasoning holds for the loaded problem: no shared
+// caps, surrogates to bound with, and nothing negative (a negative count or request would
+// make the fill's steps shrink it, or the room grow with the count), few enough items that
+// the rounding stays far below the margin.
+func (k *Solver) mayCount() bool {
+	if !countPruned || len(k.caps) > 0 || len(k.surr) == 0 || len(k.items) > maxCountItems {
+		return false
+	}
+	for _, c := range k.prob.Capacity {
+		if c < 0 {
+			return false
+		}
+	}
+	for _, r := range k.req {
+		if r < 0 {
+			return false
+		}
+	}
+	for _, it := range k.items {
+		if it.maxk < 0 || math.IsInf(it.v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// countPruned lets a test turn surelyPruned off, to check that it changes nothing.
+var countPruned = true
+
+// maxCountItems bounds the items over which surelyPruned reasons: each step of a fill adds a
+// few roundings, and a thousand of them are still far below the margin.
+const maxCountItems = 1000
