@@ -86,7 +86,7 @@ const exactBins = 200
 
 // binBound is an upper bound on the value of pods that fit in an existing node's free room.
 func (k *pricer) binBound(b *bin, admitted []*group, values []float64, counts []int64) float64 {
-	s := &shape{alloc: b.free0.clone().nonNegative()}
+	s := &shape{shapeFacts: &shapeFacts{alloc: b.free0.clone().nonNegative()}}
 	f := &colFamily{s: s, price: 1}
 	v := make([]float64, len(admitted))
 	for i, g := range admitted {

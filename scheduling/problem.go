@@ -38,6 +38,9 @@ type problem struct {
 
 	daemons     []*daemon
 	daemonLists []corev1.ResourceList
+	// facts is what this build worked out from the input alone, for a later build on the same
+	// input to take (see buildFacts).
+	facts *buildFacts
 
 	// byShape lists, per shape, the groups it can take and how: fit is checked per node, but
 	// labels, taints, host ports against DaemonSets and offerings are settled here once.
@@ -156,32 +159,29 @@ func (e *InputError) Error() string { return fmt.Sprintf("scheduling: %s: %v", e
 func (e *InputError) Unwrap() error { return e.Err }
 
 func newProblem(in *Input, prefs preferences) (*problem, error) {
-	return newProblemGrouped(in, prefs, nil)
+	return newProblemGrouped(in, prefs, nil, nil)
 }
 
 // newProblemGrouped is newProblem with the pending pods already grouped (base, as saved in
-// problem.base by an earlier newProblem on the same input); nil groups them. Its steps, in
-// order: the groups, copied (later steps split and annotate them; pods and keys are only read,
-// so they are shared); what each group's pods ask for (describeGroups); the DaemonSets and every
-// resource the input names, then the groups' requests as vectors; the pools and their shapes;
-// the existing nodes and in-flight claims as bins; topology (applyTopology); conflicts, fits
-// and dominated shapes.
-func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, error) {
+// problem.base by an earlier newProblem on the same input); nil groups them. from is that
+// earlier build's facts (problem.facts), taken instead of being worked out again where they
+// hold (nil: none). Its steps, in order: the groups, copied (later steps split and annotate
+// them; pods and keys are only read, so they are shared); what each group's pods ask for, the
+// DaemonSets and every resource the input names (describe); the pools and their shapes; the
+// existing nodes and in-flight claims as bins; topology (applyTopology); conflicts, fits and
+// dominated shapes.
+func newProblemGrouped(in *Input, prefs preferences, base []*group, from *buildFacts) (*problem, error) {
 	if base == nil {
 		base = groupPending(in)
 	}
-	p := &problem{in: in, dims: newDims(), prefs: prefs, base: copyGroups(base), groups: copyGroups(base)}
-	reqLists, err := p.describeGroups(in)
-	if err != nil {
+	if !from.holdFor(prefs, base) {
+		from = nil
+	}
+	p := &problem{in: in, prefs: prefs, base: base, groups: copyGroups(base), facts: newBuildFacts(prefs, base)}
+	if err := p.describe(in, from); err != nil {
 		return nil, err
 	}
-	if err := p.buildDaemons(in.DaemonSets); err != nil {
-		return nil, err
-	}
-	p.addInputDims(in)
-	p.finishDaemons()
-	p.setRequests(reqLists)
-	p.buildPools(in)
+	p.buildPools(in, from)
 	if err := p.buildBins(in); err != nil {
 		return nil, err
 	}
@@ -189,9 +189,93 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group) (*problem, e
 		return nil, err
 	}
 	p.finishConflicts()
-	p.buildFits()
+	p.buildFits(from)
 	p.markDominated()
 	return p, nil
+}
+
+// buildFacts is what a build works out from the input alone, before topology touches the
+// groups: the relaxed problem (topologyFreeBound), built on the same input and grouping while
+// the plan is packed, takes them from the plan's build instead of working them out again.
+// Read-only once the build that made them returns, so the two builds may run at once.
+type buildFacts struct {
+	// prefs (relaxTopology aside) and base are what the facts were worked out for.
+	prefs preferences
+	base  []*group
+	dims  *dims
+	// daemons are the DaemonSets' pods, their requests over dims.
+	daemons []*daemon
+	// groups[i] describes base group i (describeGroups), before topology.
+	groups []groupDesc
+	// shapes[i] are the facts of pool i's shapes, in the pool's order.
+	shapes [][]*shapeFacts
+	// altFits is buildFits' memo: which alternative each shape of a pool accepts, by pool and
+	// alternatives (poolAltFits).
+	altFits map[string][]altFit
+}
+
+// groupDesc is what describeGroups reads from a group's representative pod.
+type groupDesc struct {
+	requests       corev1.ResourceList
+	alts, nodeAlts []nodeplan.Requirements
+	tolerations    []corev1.Toleration
+	ports          []nodeplan.HostPort
+	priority       int32
+}
+
+func newBuildFacts(prefs preferences, base []*group) *buildFacts {
+	prefs.relaxTopology = false
+	return &buildFacts{prefs: prefs, base: base}
+}
+
+// holdFor reports whether the facts were worked out for this grouping and preferences (the
+// relaxed problem's differ only in relaxTopology, which no fact depends on).
+func (f *buildFacts) holdFor(prefs preferences, base []*group) bool {
+	prefs.relaxTopology = false
+	return f != nil && f.prefs == prefs && len(f.base) == len(base) && (len(base) == 0 || &f.base[0] == &base[0])
+}
+
+// describe works out what each group's pods ask for, the DaemonSets, and the resource
+// dimensions (every resource the input names), then the groups' requests as vectors; from
+// from's facts where given.
+func (p *problem) describe(in *Input, from *buildFacts) error {
+	if from != nil {
+		p.dims, p.daemons = from.dims, from.daemons
+		p.facts.dims, p.facts.daemons, p.facts.groups = from.dims, from.daemons, from.groups
+		p.applyDescs(from.groups)
+		return nil
+	}
+	p.dims = newDims()
+	reqLists, err := p.describeGroups(in)
+	if err != nil {
+		return err
+	}
+	if err := p.buildDaemons(in.DaemonSets); err != nil {
+		return err
+	}
+	p.addInputDims(in)
+	p.finishDaemons()
+	p.setRequests(reqLists)
+	p.facts.dims, p.facts.daemons = p.dims, p.daemons
+	p.facts.groups = make([]groupDesc, len(p.groups))
+	for i, g := range p.groups {
+		p.facts.groups[i] = groupDesc{requests: reqLists[i], alts: slices.Clone(g.alts), nodeAlts: slices.Clone(g.nodeAlts),
+			tolerations: g.tolerations, ports: g.ports, priority: g.priority}
+	}
+	return nil
+}
+
+// applyDescs gives each group the description an earlier build read; the alternatives are
+// copied, as topology rewrites them in place.
+func (p *problem) applyDescs(descs []groupDesc) {
+	reqLists := make([]corev1.ResourceList, len(p.groups))
+	for i, g := range p.groups {
+		d := &descs[i]
+		g.alts, g.nodeAlts = slices.Clone(d.alts), slices.Clone(d.nodeAlts)
+		g.tolerations, g.ports, g.priority = d.tolerations, d.ports, d.priority
+		reqLists[i] = d.requests
+	}
+	p.setRequests(reqLists)
 }
 
 // groupPending groups the pods of in not bound to a node yet.
@@ -401,7 +485,7 @@ func selectorKeys(in *Input) []string {
 // buildFits settles, for every group and shape, whether the group may ever go there and through
 // which offerings. The fit lists are counted first and then filled, each a slice of one
 // allocation: grown by appends they were a fifth of the drawn mix's allocation.
-func (p *problem) buildFits() {
+func (p *problem) buildFits(from *buildFacts) {
 	p.byShape = make([][]fitEntry, len(p.shapes))
 	p.poolOK = make([][]bool, len(p.groups))
 	for _, g := range p.groups {
@@ -411,13 +495,18 @@ func (p *problem) buildFits() {
 	// alternatives: many groups share them (a deployment's sizes, a zone's pins), so it is
 	// worked out once per distinct list and shape.
 	memo := map[string][]altFit{}
+	p.facts.altFits = memo
+	var earlier map[string][]altFit
+	if from != nil {
+		earlier = from.altFits
+	}
 	// fitsOf[pool][group] is the memo's answer for the group in the pool (nil: never there).
 	fitsOf := make([][][]altFit, len(p.pools))
 	sizes := make([]int, len(p.shapes))
 	for _, pl := range p.pools {
 		fitsOf[pl.idx] = make([][]altFit, len(p.groups))
 		for _, g := range p.groups {
-			fits := p.poolAltFits(pl, g, memo)
+			fits := p.poolAltFits(pl, g, memo, earlier)
 			if fits == nil {
 				continue
 			}
@@ -455,8 +544,9 @@ func (p *problem) buildFits() {
 }
 
 // poolAltFits returns, for each shape of pl, the alternative of g it accepts (shapeAltFits,
-// memoised by pool and alternatives), or nil when g may never go to pl.
-func (p *problem) poolAltFits(pl *pool, g *group, memo map[string][]altFit) []altFit {
+// memoised by pool and alternatives in memo; earlier is an earlier build's memo, read only), or
+// nil when g may never go to pl.
+func (p *problem) poolAltFits(pl *pool, g *group, memo, earlier map[string][]altFit) []altFit {
 	if g.blocked != nil || g.noNew || g.with != nil {
 		return nil
 	}
@@ -470,6 +560,9 @@ func (p *problem) poolAltFits(pl *pool, g *group, memo map[string][]altFit) []al
 		key.WriteString(alt.String())
 	}
 	fits, seen := memo[key.String()]
+	if !seen {
+		fits, seen = earlier[key.String()]
+	}
 	if !seen {
 		fits = shapeAltFits(pl, g.alts)
 		memo[key.String()] = fits

@@ -40,11 +40,21 @@ type pool struct {
 }
 
 // shape is one instance type as a node of one pool: what it offers pods once DaemonSets are
-// subtracted, and where and how it can be bought.
+// subtracted, and where and how it can be bought (shapeFacts), numbered in this problem.
 type shape struct {
 	idx  int
 	pool *pool
-	it   *nodeplan.InstanceType
+	// shapeFacts depend only on the input, never on the pods' grouping or the preferences: a
+	// second build on the same input (the relaxed problem) shares them. Read-only.
+	*shapeFacts
+	// dominated: another shape of the pool is as large, as cheap and as welcoming (see
+	// dominance.go); the packers skip it. It depends on which groups fit: per problem.
+	dominated bool
+}
+
+// shapeFacts is what an instance type is as a node of one pool.
+type shapeFacts struct {
+	it *nodeplan.InstanceType
 	// capacity counts against limits; alloc is what pending pods can use (allocatable minus the
 	// DaemonSet pods that will run on it).
 	capacity vec
@@ -63,15 +73,13 @@ type shape struct {
 	// narrowKeys are keys other than zone and capacity type for which reqs allows several
 	// values: pods may pin them differently, so mixing pods needs an exact check.
 	narrowKeys []string
-	// dominated: another shape of the pool is as large, as cheap and as welcoming (see
-	// dominance.go); the packers skip it.
-	dominated bool
 }
 
 const maxOfferings = 64
 
-// buildPools prepares every NodePool: its description, limits and shapes.
-func (p *problem) buildPools(in *Input) {
+// buildPools prepares every NodePool: its description, limits and shapes; the shapes' facts
+// are from's where an earlier build on the same input worked them out (nil: none did).
+func (p *problem) buildPools(in *Input, from *buildFacts) {
 	nps := make([]*nodeplan.NodePool, len(in.NodePools))
 	for i := range in.NodePools {
 		nps[i] = &in.NodePools[i]
@@ -106,17 +114,12 @@ func (p *problem) buildPools(in *Input) {
 			its = own
 		}
 		for i := range its {
-			it := &its[i]
-			pl.types = append(pl.types, it)
-			if s := p.newShape(pl, it, in.DaemonSets); s != nil {
-				pl.shapes = append(pl.shapes, s)
-			}
+			pl.types = append(pl.types, &its[i])
 		}
 		slices.SortFunc(pl.types, func(a, b *nodeplan.InstanceType) int { return strings.Compare(a.Name, b.Name) })
-		// Cheapest first, so that ties in the packer's choice go to the cheaper type.
-		slices.SortStableFunc(pl.shapes, func(a, b *shape) int {
-			return cmp.Or(cmp.Compare(a.minPrice, b.minPrice), strings.Compare(a.it.Name, b.it.Name))
-		})
+		for _, f := range p.poolShapeFacts(pl, its, from) {
+			pl.shapes = append(pl.shapes, &shape{pool: pl, shapeFacts: f})
+		}
 		for _, s := range pl.shapes {
 			s.idx = len(p.shapes)
 			p.shapes = append(p.shapes, s)
@@ -125,11 +128,33 @@ func (p *problem) buildPools(in *Input) {
 	}
 }
 
-// newShape returns the shape of it in pool pl, or nil when the pool can never launch it (its
-// labels conflict with the pool's requirements, or no offering is available and allowed). It
-// runs for every pool and instance type of every solve, so it allocates little: the catalog is
-// hundreds of types and a small solve's whole cost was mostly here.
-func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType, daemonSets []*appsv1.DaemonSet) *shape {
+// poolShapeFacts returns the facts of the pool's shapes, cheapest first (ties: the type's name,
+// so that ties in the packer's choice go to the cheaper type): from's when an earlier build
+// worked them out, else one per type of its the pool can launch (newShape). p.facts keeps them
+// for a later build.
+func (p *problem) poolShapeFacts(pl *pool, its []nodeplan.InstanceType, from *buildFacts) []*shapeFacts {
+	if from != nil {
+		p.facts.shapes = append(p.facts.shapes, from.shapes[pl.idx])
+		return from.shapes[pl.idx]
+	}
+	var out []*shapeFacts
+	for i := range its {
+		if f := p.newShape(pl, &its[i]); f != nil {
+			out = append(out, f)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *shapeFacts) int {
+		return cmp.Or(cmp.Compare(a.minPrice, b.minPrice), strings.Compare(a.it.Name, b.it.Name))
+	})
+	p.facts.shapes = append(p.facts.shapes, out)
+	return out
+}
+
+// newShape returns the facts of it as a node of pool pl, or nil when the pool can never launch
+// it (its labels conflict with the pool's requirements, or no offering is available and
+// allowed). It runs for every pool and instance type of every solve, so it allocates little:
+// the catalog is hundreds of types and a small solve's whole cost was mostly here.
+func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType) *shapeFacts {
 	if !pl.mayLaunch(it) {
 		return nil
 	}
@@ -151,7 +176,7 @@ func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType, daemonSets []*ap
 	}
 	// One intersection rather than two Adds: each copied the whole list.
 	reqs = reqs.Intersect(nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelZone, zones...), nodeplan.In(nodeplan.LabelCapacityType, cts...)))
-	s := &shape{pool: pl, it: it, reqs: reqs, offerings: offs, listPrices: listPrices, minPrice: offs[0].Price}
+	s := &shapeFacts{it: it, reqs: reqs, offerings: offs, listPrices: listPrices, minPrice: offs[0].Price}
 	n := len(p.dims.names)
 	buf := make(vec, 3*n) // capacity, alloc and ds in one allocation
 	s.capacity, s.alloc, s.ds = buf[:n:n], buf[n:2*n:2*n], buf[2*n:]

@@ -154,17 +154,18 @@ type boundResult struct {
 // (applyTopology split, pinned or capped groups), and spares this problem its own proof. The
 // proof needs only the pods and which of them the plan places; usually it places all, so it
 // starts now, on the other core, and is redone only if the plan leaves pods out. The two
-// problems share nothing they write.
+// problems share nothing they write: the relaxed one reads this one's build facts, which
+// nothing writes once this build has returned.
 func (p *problem) startRelaxedBound(ctx context.Context, in *Input, prefs preferences) *relaxedBound {
 	p.noProof = p.relaxable
 	r := &relaxedBound{}
 	if !p.relaxable || in.Options.SkipLowerBound {
 		return r
 	}
-	base := p.base
+	base, facts := p.base, p.facts
 	r.g, ctx = errgroup.WithContext(ctx)
 	r.g.Go(func() error {
-		lb, err := topologyFreeBound(ctx, in, prefs, base, nil)
+		lb, err := topologyFreeBound(ctx, in, prefs, base, facts, nil)
 		r.result = boundResult{lb, err}
 		return err
 	})
@@ -190,7 +191,7 @@ func (p *problem) finalBound(ctx context.Context, relaxed *relaxedBound, lb floa
 	case p.relaxable:
 		r := relaxed.wait()
 		if r.err == nil && len(unplaced) > 0 {
-			return topologyFreeBound(ctx, p.in, p.prefs, p.base, unplaced)
+			return topologyFreeBound(ctx, p.in, p.prefs, p.base, p.facts, unplaced)
 		}
 		return r.lb, r.err
 	}
@@ -213,12 +214,15 @@ func (p *problem) finalBound(ctx context.Context, relaxed *relaxedBound, lb floa
 // hold only for plans that spread the pods the same way (three pods with maxSkew 2 over three
 // zones need two zones, not three), and it would report a plan optimal that is not. Left out,
 // those constraints can only lower the bound: it is valid for every plan.
-func topologyFreeBound(ctx context.Context, in *Input, prefs preferences, base []*group, unplaced []Unschedulable) (float64, error) {
+//
+// facts are the plan's build's (problem.facts): the relaxed problem takes what depends on the
+// input alone from there rather than working it out again.
+func topologyFreeBound(ctx context.Context, in *Input, prefs preferences, base []*group, facts *buildFacts, unplaced []Unschedulable) (float64, error) {
 	prefs.relaxTopology = true
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("scheduling: %w", err)
 	}
-	rp, err := newProblemGrouped(in, prefs, base)
+	rp, err := newProblemGrouped(in, prefs, base, facts)
 	if err != nil {
 		return 0, err
 	}
