@@ -150,11 +150,14 @@ type colGen struct {
 	// settled marks, in a pricing round, the families whose search proved no column of theirs
 	// improves the LP.
 	settled []bool
-	// boundOnly: the LP proves a bound and values no pods for a plan (limitedBound's, or the
-	// relaxed problem's of topologyFreeBound); refined is each family's LP-relaxation bound
-	// over its price at its last check (see cannotImprove), 0 before one.
-	boundOnly bool
-	refined   []float64
+	// budget is the work budget (cgBudget).
+	budget int
+	// refined is each family's LP-relaxation bound over its price at its last check (see
+	// cannotImprove), 0 before one. deferred marks the families whose last search was skipped
+	// at row values deferredAt (see colpool.go).
+	refined    []float64
+	deferred   []bool
+	deferredAt [][]float64
 }
 
 // columnGeneration solves the configuration LP for the groups with counts > 0 over the given
@@ -235,8 +238,9 @@ func (p *problem) newColGen(counts []int64, shapes []*shape) *colGen {
 	c.bound = make([]float64, len(fams))
 	c.last = make([]pattern, len(fams))
 	c.vsum = make([]float64, n)
-	c.boundOnly = p.priceAdj != nil || p.prefs.relaxTopology
 	c.refined = make([]float64, len(fams))
+	c.deferred = make([]bool, len(fams))
+	c.deferredAt = make([][]float64, len(fams))
 	// A small LP's searches start from greedy fills and its full searches bound with the
 	// Lagrangian surrogate (knapsack.Solver.Tight): with 1,000-node searches on big nodes
 	// the LP of deployments-100000 (16 rows) stopped far from converged, its final duals'
@@ -278,13 +282,13 @@ func (c *colGen) warm(shapes []*shape, seeds []pattern) {
 // or the work budget is spent.
 func (c *colGen) iterate() bool {
 	n := len(c.rows)
-	budget := c.p.cgBudget(sum(c.counts))
+	c.budget = c.p.cgBudget(sum(c.counts))
 	surplus := 0
 	minIter := cgMinIterations
 	if n > bothBounds {
 		minIter = cgMinIterationsLarge
 	}
-	for iter := 0; iter < cgIterations && (iter < minIter || c.ks.Work < budget); iter++ {
+	for iter := 0; iter < cgIterations && (iter < minIter || c.ks.Work < c.budget); iter++ {
 		if neg := c.duals(); neg >= 0 {
 			col := make([]float64, n)
 			col[neg] = -1
@@ -348,33 +352,6 @@ func (c *colGen) worth(pat *pattern, w []float64) float64 {
 	return val
 }
 
-// pooled returns the few patterns of the column pool that improve the LP at vp, best ratio
-// first.
-func (c *colGen) pooled() []pattern {
-	type cand struct {
-		i int
-		r float64
-	}
-	var cs []cand
-	for i := range c.last {
-		pat := &c.last[i]
-		if pat.s == nil {
-			continue
-		}
-		val := c.worth(pat, c.vp)
-		c.ks.Work += len(pat.placed)
-		if r := val / c.fams[i].price; r > 1+cgTol {
-			cs = append(cs, cand{i, r})
-		}
-	}
-	slices.SortFunc(cs, func(a, b cand) int { return cmp.Or(cmp.Compare(b.r, a.r), cmp.Compare(a.i, b.i)) })
-	var out []pattern
-	for _, x := range cs[:min(len(cs), cgColumns)] {
-		out = append(out, c.last[x.i])
-	}
-	return out
-}
-
 // price searches the families, most promising first, with a small search budget and the few
 // most promising items each, for up to cgColumns improving columns. When that finds none, a
 // small LP gets a round at full effort (every item, the larger budget) before it is called
@@ -390,12 +367,13 @@ func (c *colGen) price() []pattern {
 			break
 		}
 		if c.cannotImprove(i) {
+			c.deferSearch(i)
 			c.settled[i] = true
 			continue
 		}
 		f := &c.fams[i]
 		pat, val, proved := c.ks.search(f, c.vp, knapsackQuick, pricingItems, f.price*(1+cgTol))
-		c.last[i] = pat
+		c.last[i], c.deferred[i] = pat, false
 		c.settled[i] = proved
 		if val/f.price > 1+cgTol {
 			found = append(found, pat)
@@ -414,40 +392,11 @@ func (c *colGen) price() []pattern {
 		f := &c.fams[i]
 		pat, val, _ := c.ks.search(f, c.vp, knapsackNode, 0, f.price*(1+cgTol))
 		if val/f.price > 1+cgTol {
-			c.last[i] = pat
+			c.last[i], c.deferred[i] = pat, false
 			found = append(found, pat)
 		}
 	}
 	return found
-}
-
-// refineAgain is the LP-relaxation bound over price above which a family is not checked again
-// in this column generation (cannotImprove): the duals move little from round to round, and
-// such a family's check rarely spares its search (web-mix's bound LP: 1.03–1.16 every round).
-const refineAgain = 1.05
-
-// cannotImprove reports whether family i's LP relaxation (knapsack Refine, exact for at most
-// exactItems items) shows that no pattern of it is worth more than its price at vp, so that
-// its search can be skipped: its cheap bound (upperBound) is 5–10× loose, and a quick search
-// whose surrogate bounds cannot prune runs out of budget without proving anything (on
-// spot-od-limit's limited bound LP, most of the ~75 families searched each round had an LP
-// bound below their price; their searches were two thirds of the LP's work).
-//
-// Only where the LP proves a bound and nothing else (boundOnly): a skipped family keeps its
-// last pattern in the column pool, not the one its search would have found, which changes
-// the columns later rounds enter; a plan's LP then values pods differently and the plans moved
-// both ways (web-mix-3000 +0.14%, deployments-100000 +0.002%), where no suite bound changed.
-func (c *colGen) cannotImprove(i int) bool {
-	f := &c.fams[i]
-	if !c.boundOnly || len(f.items) > exactItems || c.refined[i] > refineAgain {
-		return false
-	}
-	r, n := c.ks.refine(f, c.vp)
-	// The dense simplex: about n pivots of (resources + n rows) × (resources + 2n columns).
-	d := len(f.s.alloc)
-	c.ks.Work += n * (n + d) * (2*n + d)
-	c.refined[i] = r / f.price
-	return r <= f.price*(1+cgTol)
 }
 
 // enter pivots the found columns that still improve the LP into the master; it reports

@@ -1,0 +1,99 @@
+package scheduling
+
+import (
+	"cmp"
+	"slices"
+)
+
+// The column pool (colGen.last) holds the best pattern each family's last pricing search
+// found, improving or not; each round first values the pool again at the new duals (pooled),
+// which late in the search finds most columns without a search.
+//
+// A pricing search that cannot find an improving column (cannotImprove) is skipped, but what
+// it would have put in the pool is still owed: the pool, and so every later round, must stay
+// what it would have been. So the skipped search is deferred — its row values kept — and run
+// only in a later round whose pool could use its pattern, which is rare: a pattern is used
+// when it improves the LP, and the family's LP-relaxation bound at the new duals says whether
+// any of its patterns can.
+//
+// Searches are deferred only once the work budget is spent: a deferred search's work is not
+// counted (unless it runs), and before that the count decides when the LP stops; after it,
+// only the guaranteed rounds or convergence do. So the LP enters the same columns, in the
+// same order, as if every search had run.
+
+// refineAgain is the LP-relaxation bound over price above which a family is not checked again
+// in this column generation (cannotImprove): the duals move little from round to round, and
+// such a family's check rarely spares its search (web-mix's bound LP: 1.03–1.16 every round).
+const refineAgain = 1.05
+
+// cannotImprove reports whether family i's LP relaxation (knapsack Refine, exact for at most
+// exactItems items) shows that no pattern of it is worth more than its price at vp, so that
+// its search can be deferred: its cheap bound (upperBound) is 5–10× loose, and a quick search
+// whose surrogate bounds cannot prune runs out of budget without proving anything (on
+// spot-od-limit's limited bound LP, most of the ~75 families searched each round had an LP
+// bound below their price; their searches were two thirds of the LP's work).
+func (c *colGen) cannotImprove(i int) bool {
+	f := &c.fams[i]
+	if c.ks.Work < c.budget || len(f.items) > exactItems || c.refined[i] > refineAgain {
+		return false
+	}
+	return c.refineBelowPrice(i)
+}
+
+// refineBelowPrice reports whether family i's LP-relaxation bound at vp is at most its price
+// (within cgTol), and records it in refined.
+func (c *colGen) refineBelowPrice(i int) bool {
+	f := &c.fams[i]
+	r, n := c.ks.refine(f, c.vp)
+	// The dense simplex: about n pivots of (resources + n rows) × (resources + 2n columns).
+	d := len(f.s.alloc)
+	c.ks.Work += n * (n + d) * (2*n + d)
+	c.refined[i] = r / f.price
+	return r <= f.price*(1+cgTol)
+}
+
+// deferSearch records that family i's quick search at vp was skipped (see above).
+func (c *colGen) deferSearch(i int) {
+	c.deferred[i] = true
+	c.deferredAt[i] = append(c.deferredAt[i][:0], c.vp...)
+}
+
+// settleDeferred runs family i's deferred search, at the row values it was deferred at, when
+// its pattern might improve the LP at vp: that is, unless the family's LP relaxation at vp
+// shows none of its patterns can (then the pool's answer is the same without it).
+func (c *colGen) settleDeferred(i int) {
+	if !c.deferred[i] || c.refineBelowPrice(i) {
+		return
+	}
+	f := &c.fams[i]
+	pat, _, _ := c.ks.search(f, c.deferredAt[i], knapsackQuick, pricingItems, f.price*(1+cgTol))
+	c.last[i], c.deferred[i] = pat, false
+}
+
+// pooled returns the few patterns of the column pool that improve the LP at vp, best ratio
+// first.
+func (c *colGen) pooled() []pattern {
+	type cand struct {
+		i int
+		r float64
+	}
+	var cs []cand
+	for i := range c.last {
+		c.settleDeferred(i)
+		pat := &c.last[i]
+		if pat.s == nil || c.deferred[i] {
+			continue
+		}
+		val := c.worth(pat, c.vp)
+		c.ks.Work += len(pat.placed)
+		if r := val / c.fams[i].price; r > 1+cgTol {
+			cs = append(cs, cand{i, r})
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int { return cmp.Or(cmp.Compare(b.r, a.r), cmp.Compare(a.i, b.i)) })
+	var out []pattern
+	for _, x := range cs[:min(len(cs), cgColumns)] {
+		out = append(out, c.last[x.i])
+	}
+	return out
+}
