@@ -81,19 +81,12 @@ func (p *problem) result(st *packState, requests []NewNodeClaim) Result {
 // return to st.remaining with their groups marked in st.minValuesHit (ReasonMinValues), and the
 // claims leave st.claims. It returns the requests of the claims kept, in st.claims order.
 func (p *problem) rejectMinValues(st *packState) []NewNodeClaim {
-	growth := p.claimGrowth(st.claims, st.usage)
-	// Claims with the same shape, offerings and pods get the same launch request: build it once.
-	memo := map[string]memoClaim{}
+	lb := p.newLaunchBuilder(st)
 	requests := make([]NewNodeClaim, 0, len(st.claims))
 	kept := st.claims[:0]
 	for _, c := range st.claims {
-		key := claimKey(c)
-		mc, seen := memo[key]
-		if !seen {
-			mc.nc, mc.ok = p.newNodeClaim(c, growth[c.shape.pool.idx])
-			memo[key] = mc
-		}
-		if !mc.ok {
+		nc, ok := lb.request(c)
+		if !ok {
 			for _, x := range c.placed {
 				st.remaining[x.g] += x.k
 				st.minValuesHit[x.g] = true
@@ -101,10 +94,41 @@ func (p *problem) rejectMinValues(st *packState) []NewNodeClaim {
 			continue
 		}
 		kept = append(kept, c)
-		requests = append(requests, mc.nc.clone())
+		requests = append(requests, nc)
 	}
 	st.claims = kept
 	return requests
+}
+
+// launchBuilder builds the launch requests of one solve's claims. Most of a request depends on
+// much less than the claim, and when every pod is different (each its own group) nearly every
+// claim is different too, while a few zone and capacity-type requirements and a few option
+// lists repeat. So it keeps what it works out, keyed by what that depends on:
+//
+//   - requests: the whole request, by shape, offerings and pods (the copies of one pattern);
+//   - cands: the candidate shapes and requirements, by shape and set of groups;
+//   - offers: per zone and capacity-type requirement, each pool's shapes in option order;
+//   - types: the instance-type requirement, by the options' shapes.
+type launchBuilder struct {
+	p        *problem
+	growth   []vec // per pool: see claimGrowth
+	requests map[string]memoClaim
+	cands    map[string]*candidates
+	offers   []*offerOrders
+	types    map[string]nodeplan.Requirement
+	key      []byte        // scratch for map keys
+	ids      []int         // scratch for a claim's groups
+	opts     []claimOption // scratch for a claim's options
+}
+
+func (p *problem) newLaunchBuilder(st *packState) *launchBuilder {
+	return &launchBuilder{
+		p:        p,
+		growth:   p.claimGrowth(st.claims, st.usage),
+		requests: map[string]memoClaim{},
+		cands:    map[string]*candidates{},
+		types:    map[string]nodeplan.Requirement{},
+	}
 }
 
 type memoClaim struct {
@@ -112,8 +136,24 @@ type memoClaim struct {
 	ok bool
 }
 
-func claimKey(c *claim) string {
-	b := make([]byte, 0, 16+8*len(c.placed))
+// request returns c's launch request; ok is false when its options cannot meet its pool's
+// minValues. Claims with the same shape, offerings and pods get the same request: the first
+// gets the one built, the others copies (clone), so no two requests share anything mutable.
+func (lb *launchBuilder) request(c *claim) (NewNodeClaim, bool) {
+	lb.key = appendClaimKey(lb.key[:0], c)
+	if mc, seen := lb.requests[string(lb.key)]; seen {
+		if !mc.ok {
+			return NewNodeClaim{}, false
+		}
+		return mc.nc.clone(), true
+	}
+	key := string(lb.key)
+	nc, ok := lb.newNodeClaim(c)
+	lb.requests[key] = memoClaim{nc: nc, ok: ok}
+	return nc, ok
+}
+
+func appendClaimKey(b []byte, c *claim) []byte {
 	b = strconv.AppendInt(b, int64(c.shape.idx), 36)
 	b = append(b, '/')
 	b = strconv.AppendUint(b, c.mask, 36)
@@ -123,7 +163,7 @@ func claimKey(c *claim) string {
 		b = append(b, ':')
 		b = strconv.AppendInt(b, x.k, 36)
 	}
-	return string(b)
+	return b
 }
 
 // clone copies everything a caller might modify, so claims built from one memo entry share
@@ -167,12 +207,11 @@ func (p *problem) claimGrowth(claims []*claim, usage []poolUsage) []vec {
 
 // newNodeClaim builds the launch request for a planned node: its requirements, its instance-type
 // options cheapest first (within limits: no option grows past the claim's type by more than
-// growth; honouring minValues), labels, taints and resources.
-func (p *problem) newNodeClaim(c *claim, growth vec) (NewNodeClaim, bool) {
-	pl := c.shape.pool
-	np := pl.np
-	cands := p.claimCandidates(c)
-	opts, ok := p.claimOptions(c, cands, growth)
+// the pool's growth; honouring minValues), labels, taints and resources.
+func (lb *launchBuilder) newNodeClaim(c *claim) (NewNodeClaim, bool) {
+	np := c.shape.pool.np
+	cands := lb.candidates(c)
+	opts, ok := lb.options(c, cands)
 	if !ok {
 		return NewNodeClaim{}, false
 	}
@@ -180,7 +219,7 @@ func (p *problem) newNodeClaim(c *claim, growth vec) (NewNodeClaim, bool) {
 	for i, o := range opts {
 		names[i] = o.s.it.Name
 	}
-	reqs := cands.reqs.Add(nodeplan.In(nodeplan.LabelInstanceType, names...))
+	reqs := cands.reqs.Add(lb.typeRequirement(opts, names))
 	chosen := opts[0]
 	// The options' DaemonSet overheads differ where a DaemonSet runs on some types only (an
 	// arch selector): Resources adds the smallest, per resource, as Karpenter's
@@ -194,25 +233,17 @@ func (p *problem) newNodeClaim(c *claim, growth vec) (NewNodeClaim, bool) {
 		}
 	}
 	resources.add(overhead)
-	labels := map[string]string{}
-	for k, v := range np.Template.Labels {
-		labels[k] = v
-	}
-	for k, v := range reqs.Labels() {
-		labels[k] = v
-	}
-	delete(labels, metadataName)
 	out := NewNodeClaim{
 		NodeClaim: nodeplan.NodeClaim{
 			NodePool:               np.Name,
 			NodeClassRef:           np.Template.NodeClassRef,
 			Requirements:           reqs,
 			InstanceTypeOptions:    names,
-			Labels:                 labels,
+			Labels:                 claimLabels(np, reqs),
 			Annotations:            maps.Clone(np.Template.Annotations),
 			Taints:                 slices.Clone(np.Template.Taints),
 			StartupTaints:          slices.Clone(np.Template.StartupTaints),
-			Resources:              p.dims.list(resources),
+			Resources:              lb.p.dims.list(resources),
 			ExpireAfter:            np.Template.ExpireAfter,
 			TerminationGracePeriod: np.Template.TerminationGracePeriod,
 		},
@@ -223,6 +254,37 @@ func (p *problem) newNodeClaim(c *claim, growth vec) (NewNodeClaim, bool) {
 	return out, true
 }
 
+// claimLabels are a claim's labels: its pool's template labels, then every label its
+// requirements pin to one value.
+func claimLabels(np *nodeplan.NodePool, reqs nodeplan.Requirements) map[string]string {
+	pinned := reqs.Labels()
+	labels := make(map[string]string, len(np.Template.Labels)+len(pinned))
+	for k, v := range np.Template.Labels {
+		labels[k] = v
+	}
+	for k, v := range pinned {
+		labels[k] = v
+	}
+	delete(labels, metadataName)
+	return labels
+}
+
+// typeRequirement is "instance type In names", names those of opts: the same few option lists
+// recur across many claims, so it is made once per list.
+func (lb *launchBuilder) typeRequirement(opts []claimOption, names []string) nodeplan.Requirement {
+	lb.key = lb.key[:0]
+	for _, o := range opts {
+		lb.key = strconv.AppendInt(lb.key, int64(o.s.idx), 36)
+		lb.key = append(lb.key, '/')
+	}
+	if r, ok := lb.types[string(lb.key)]; ok {
+		return r
+	}
+	r := nodeplan.In(nodeplan.LabelInstanceType, names...)
+	lb.types[string(lb.key)] = r
+	return r
+}
+
 // claimOption is one instance type a claim may launch as, at its cheapest allowed offering.
 type claimOption struct {
 	s     *shape
@@ -230,75 +292,78 @@ type claimOption struct {
 	off   int // offering index
 }
 
-// claimOptions lists the claim's instance-type options, cheapest first: the candidate shapes
-// that hold its pods and grow past its type by at most growth (the pool's limits), cut to
+// options lists the claim's instance-type options, cheapest first: the candidate shapes that
+// hold its pods and grow past its type by at most the pool's growth (its limits), cut to
 // Options.MaxInstanceTypes (60) but extended until the pool's minValues are met; ok is false
-// when they cannot be.
-func (p *problem) claimOptions(c *claim, cands *candidates, growth vec) ([]claimOption, bool) {
-	pl := c.shape.pool
-	opts := make([]claimOption, 0, len(cands.shapes))
-	for _, cs := range cands.shapes {
-		s := cs.s
-		if !c.used.fitsIn(s.alloc) {
+// when they cannot be. The slice is scratch, valid until the next call.
+func (lb *launchBuilder) options(c *claim, cands *candidates) ([]claimOption, bool) {
+	growth := lb.growth[c.shape.pool.idx]
+	opts := lb.opts[:0]
+	// The candidates are in option order already: filtering keeps it.
+	for _, i := range cands.take {
+		o := cands.order[i]
+		if !c.used.fitsIn(o.s.alloc) {
 			continue
 		}
-		if s != c.shape && !withinGrowth(growth, c.shape.capacity, s.capacity) {
+		if o.s != c.shape && !withinGrowth(growth, c.shape.capacity, o.s.capacity) {
 			continue
 		}
-		price, i := s.priceFor(cs.mask)
-		opts = append(opts, claimOption{s: s, price: price, off: i})
+		opts = append(opts, o)
 	}
-	slices.SortStableFunc(opts, func(a, b claimOption) int {
-		return cmp.Or(cmp.Compare(a.price, b.price), strings.Compare(a.s.it.Name, b.s.it.Name))
-	})
-	maxTypes := p.in.Options.MaxInstanceTypes
+	lb.opts = opts
+	maxTypes := lb.p.in.Options.MaxInstanceTypes
 	if maxTypes <= 0 {
 		maxTypes = 60
 	}
 	n := min(maxTypes, len(opts))
-	for _, mv := range pl.minValues {
+	for _, mv := range c.shape.pool.minValues {
 		// Extend the list until it has enough distinct values of the key; fail if all the
 		// options together do not.
-		for distinctValues(opts[:n], mv.Key, func(o claimOption) map[string]string { return o.s.it.Labels }) < mv.MinValues {
+		seen := map[string]bool{}
+		for _, o := range opts[:n] {
+			noteValue(seen, o.s.it.Labels, mv.Key)
+		}
+		for len(seen) < mv.MinValues {
 			if n == len(opts) {
 				return nil, false
 			}
+			noteValue(seen, opts[n].s.it.Labels, mv.Key)
 			n++
 		}
 	}
 	return opts[:n], n > 0
 }
 
-// candidates are what a claim's pods allow whatever their counts: the requirements they put
-// on the node, and the shapes of the pool that take them all, with the offerings left.
-type candidates struct {
-	reqs   nodeplan.Requirements
-	shapes []candidateShape
-}
-
-type candidateShape struct {
-	s    *shape
-	mask uint64
-}
-
-// claimCandidates returns the candidates for c's shape and groups, computed once per distinct
-// set (many claims differ only in how many pods of each group they hold).
-func (p *problem) claimCandidates(c *claim) *candidates {
-	b := strconv.AppendInt(nil, int64(c.shape.idx), 36)
-	for _, g := range slices.Sorted(func(yield func(int) bool) {
-		for _, x := range c.placed {
-			if !yield(x.g) {
-				return
-			}
-		}
-	}) {
-		b = append(b, '/')
-		b = strconv.AppendInt(b, int64(g), 36)
+// noteValue adds the value of key in labels, if it has one, to seen.
+func noteValue(seen map[string]bool, labels map[string]string, key string) {
+	if v, ok := labels[key]; ok {
+		seen[v] = true
 	}
-	if cs, ok := p.candMemo[string(b)]; ok {
+}
+
+// candidates are what a claim's pods allow whatever their counts: the requirements they put
+// on the node, and the shapes of the pool that take them all, as options at their cheapest
+// offering left.
+type candidates struct {
+	reqs nodeplan.Requirements
+	// order is every shape of the pool with offerings left under reqs' zone and capacity type,
+	// in option order (cheapest first, then by name), shared by the candidates with those;
+	// take lists, ascending, the positions in order of the shapes that take every group.
+	order []claimOption
+	take  []int32
+}
+
+// candidates returns the candidates for c's shape and groups, worked out once per distinct
+// set (many claims differ only in how many pods of each group they hold).
+func (lb *launchBuilder) candidates(c *claim) *candidates {
+	lb.key = appendGroupSetKey(lb.key[:0], c, &lb.ids)
+	if cs, ok := lb.cands[string(lb.key)]; ok {
 		return cs
 	}
+	key := string(lb.key)
+	p := lb.p
 	cs := &candidates{reqs: p.claimReqs(c)}
+	cs.order = lb.offerOrders(cs.reqs).order(c.shape.pool)
 	// A shape's labels have one value each except zone and capacity type (which the offering
 	// mask checks) and its narrow keys. So when every group has a single alternative, a shape
 	// that fits each group fits them together, and the requirements need no check of their own.
@@ -306,26 +371,95 @@ func (p *problem) claimCandidates(c *claim) *candidates {
 	for _, x := range c.placed {
 		single = single && len(p.groups[x.g].alts) == 1
 	}
-	for _, s := range c.shape.pool.shapes {
-		fits := true
-		for _, x := range c.placed {
-			if !p.fitsAny(s, x.g) {
-				fits = false
-				break
-			}
-		}
-		if !fits || ((!single || len(s.narrowKeys) > 0) && s.reqs.Compatible(cs.reqs) != nil) {
+	for i, o := range cs.order {
+		if !lb.fitsAll(o.s, c.placed) || ((!single || len(o.s.narrowKeys) > 0) && o.s.reqs.Compatible(cs.reqs) != nil) {
 			continue
 		}
-		if m := offeringMask(s, cs.reqs); m != 0 {
-			cs.shapes = append(cs.shapes, candidateShape{s: s, mask: m})
+		cs.take = append(cs.take, int32(i))
+	}
+	lb.cands[key] = cs
+	return cs
+}
+
+// fitsAll reports whether every placed group fits shape s on its own.
+func (lb *launchBuilder) fitsAll(s *shape, placed []placement) bool {
+	for _, x := range placed {
+		if !lb.p.fitsAny(s, x.g) {
+			return false
 		}
 	}
-	if p.candMemo == nil {
-		p.candMemo = map[string]*candidates{}
+	return true
+}
+
+// appendGroupSetKey appends the key of c's shape and its groups, sorted (ids is scratch).
+func appendGroupSetKey(b []byte, c *claim, ids *[]int) []byte {
+	gs := (*ids)[:0]
+	for _, x := range c.placed {
+		gs = append(gs, x.g)
 	}
-	p.candMemo[string(b)] = cs
-	return cs
+	slices.Sort(gs)
+	*ids = gs
+	b = strconv.AppendInt(b, int64(c.shape.idx), 36)
+	for _, g := range gs {
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(g), 36)
+	}
+	return b
+}
+
+// offerOrders holds, per pool, the pool's shapes as options under one zone and capacity-type
+// requirement: each at its cheapest offering the requirement allows (offeringMask, which reads
+// nothing else of the requirements), in option order. A solve sees a few such requirements
+// (the pools' and a few pinned zones) and many claims, so each order is sorted once.
+type offerOrders struct {
+	rs         nodeplan.Requirements // the first requirements seen with this zone and capacity type
+	zone, ct   nodeplan.Requirement
+	hasZ, hasC bool
+	orders     [][]claimOption // by pool idx; nil when not kept
+}
+
+// maxOfferOrders bounds the zone and capacity-type requirements kept; beyond them the orders
+// are worked out each time.
+const maxOfferOrders = 16
+
+// offerOrders returns the options for the zone and capacity-type requirements of rs.
+func (lb *launchBuilder) offerOrders(rs nodeplan.Requirements) *offerOrders {
+	zone, hasZ := rs.Get(nodeplan.LabelZone)
+	ct, hasC := rs.Get(nodeplan.LabelCapacityType)
+	for _, om := range lb.offers {
+		if om.hasZ == hasZ && om.hasC == hasC && om.zone.Equal(zone) && om.ct.Equal(ct) {
+			return om
+		}
+	}
+	om := &offerOrders{rs: rs, zone: zone, ct: ct, hasZ: hasZ, hasC: hasC}
+	if len(lb.offers) < maxOfferOrders {
+		om.orders = make([][]claimOption, len(lb.p.pools))
+		lb.offers = append(lb.offers, om)
+	}
+	return om
+}
+
+// order returns pool pl's shapes that keep an offering, as options in option order. Sorting
+// them all once and filtering per claim gives what sorting each claim's options would: the
+// order is a stable sort by one key, and filtering keeps relative order.
+func (om *offerOrders) order(pl *pool) []claimOption {
+	if om.orders != nil && om.orders[pl.idx] != nil {
+		return om.orders[pl.idx]
+	}
+	order := make([]claimOption, 0, len(pl.shapes))
+	for _, s := range pl.shapes {
+		if m := offeringMask(s, om.rs); m != 0 {
+			price, off := s.priceFor(m)
+			order = append(order, claimOption{s: s, price: price, off: off})
+		}
+	}
+	slices.SortStableFunc(order, func(a, b claimOption) int {
+		return cmp.Or(cmp.Compare(a.price, b.price), strings.Compare(a.s.it.Name, b.s.it.Name))
+	})
+	if om.orders != nil {
+		om.orders[pl.idx] = order
+	}
+	return order
 }
 
 // fitAny is fit, or, for groups the packer never fits itself (those placed with a partner
@@ -347,14 +481,4 @@ func withinGrowth(growth, from, to vec) bool {
 		}
 	}
 	return true
-}
-
-func distinctValues[T any](opts []T, key string, labels func(T) map[string]string) int {
-	seen := map[string]bool{}
-	for _, o := range opts {
-		if v, ok := labels(o)[key]; ok {
-			seen[v] = true
-		}
-	}
-	return len(seen)
 }

@@ -78,8 +78,6 @@ type problem struct {
 	// priceAdj, when set, adds to the price of every shape's nodes in the column generation
 	// (by shape idx): the pools' limits priced in, for limitedBound.
 	priceAdj []float64
-	// candMemo caches claimCandidates by shape and groups.
-	candMemo map[string]*candidates
 }
 
 // packState is which pods one solve has placed where: solveOnce creates it (newPackState) after
