@@ -94,10 +94,6 @@ func (k *Solver) boundWith(sg *surrogate, i int) float64 {
 	if !capped {
 		return add
 	}
-	k.capLeft = k.capLeft[:0]
-	for ci, c := range k.caps {
-		k.capLeft = append(k.capLeft, float64(max(k.prob.CapLimits[c]-k.capUsed[ci], 0)))
-	}
 	return k.cappedBound(sg, i, room, lambda)
 }
 
@@ -136,8 +132,8 @@ func (k *Solver) greedyFill(sg *surrogate, i int, room float64) (add, lambda flo
 	return add, lambda, capped
 }
 
-// cappedBound is boundWith's Lagrangian at density lambda, with k.capLeft the room each
-// shared cap has left.
+// cappedBound is boundWith's Lagrangian at density lambda. It takes from k.capLeft, the room
+// each shared cap has left, and puts back what it took before it returns.
 func (k *Solver) cappedBound(sg *surrogate, i int, room, lambda float64) float64 {
 	total := lambda * max(room, 0)
 	// Reduced values of the capped items, gathered per (first) cap.
@@ -157,6 +153,7 @@ func (k *Solver) cappedBound(sg *surrogate, i int, room, lambda float64) float64
 	}
 	// Each cap takes its best units first: repeatedly the most valuable member left (caps are
 	// usually one pod per node, so this is one pass).
+	k.taken = k.taken[:0]
 	for {
 		bi := -1
 		for xi := range k.red {
@@ -166,17 +163,24 @@ func (k *Solver) cappedBound(sg *surrogate, i int, room, lambda float64) float64
 			}
 		}
 		if bi < 0 {
-			return total
+			break
 		}
 		x := &k.red[bi]
 		take := min(x.n, k.capLeft[x.c])
 		total += take * x.r
+		k.taken = append(k.taken, capItem{c: x.c, n: k.capLeft[x.c]})
 		k.capLeft[x.c] -= take
 		x.n = 0
 	}
+	// Back to what the partial set leaves, latest first (the old values, not sums: exact).
+	for t := len(k.taken) - 1; t >= 0; t-- {
+		k.capLeft[k.taken[t].c] = k.taken[t].n
+	}
+	return total
 }
 
-// capItem is a capped item's reduced value r and count limit n under cap c, for boundWith.
+// capItem is a capped item's reduced value r and count limit n under cap c, for boundWith;
+// in cappedBound's k.taken, a cap and the room n it had before a take.
 type capItem struct {
 	c    int
 	r, n float64

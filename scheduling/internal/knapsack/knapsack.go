@@ -43,9 +43,12 @@ type Solver struct {
 	caps     []int   // the loaded items' shared caps, by their index in Problem.CapLimits
 	itemCaps [][]int // per loaded item, its caps' indices in caps (slices of capFlat)
 	capFlat  []int
-	firstCap []int // per loaded item, its first cap (the one cappedBound counts it against), or -1
-	capLeft  []float64
+	firstCap []int   // per loaded item, its first cap (the one cappedBound counts it against), or -1
 	capUsed  []int64 // per cap, pods of the current partial pattern
+	// capLeft is per cap the room the partial set leaves it, max(limit − used, 0) as a float,
+	// kept in step with capUsed (useCaps) rather than worked out at every bound.
+	capLeft []float64
+	taken   []capItem // scratch for cappedBound
 	// conf remembers Problem.Conflict between loaded items a and b at a*len(items)+b (0 not
 	// asked yet, 1 may join, 2 conflicts): the search asks about the same pairs at every node.
 	conf    []int8
@@ -283,6 +286,15 @@ func (k *Solver) indexCaps() {
 		k.slot[c] = -1
 	}
 	k.capUsed = append(k.capUsed[:0], make([]int64, len(k.caps))...)
+	k.resetCapLeft()
+}
+
+// resetCapLeft sets capLeft for an empty partial set (capUsed all 0).
+func (k *Solver) resetCapLeft() {
+	k.capLeft = k.capLeft[:0]
+	for _, c := range k.caps {
+		k.capLeft = append(k.capLeft, float64(max(k.prob.CapLimits[c], 0)))
+	}
 }
 
 // resetConflicts forgets the conflicts asked of the last problem (see conf). Past a few

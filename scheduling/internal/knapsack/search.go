@@ -96,6 +96,7 @@ func (k *Solver) seedGreedy() {
 		k.free = append(k.free[:0], k.prob.Capacity...)
 		k.cur = k.cur[:0]
 		clear(k.capUsed)
+		k.resetCapLeft()
 	}
 	k.Work += len(k.surr) * len(k.items) * 4
 }
@@ -109,18 +110,14 @@ func (k *Solver) reqOf(j int) []int64 {
 func (k *Solver) push(i int, c int64) {
 	addScaled(k.free, k.reqOf(i), -c)
 	k.cur = append(k.cur, pick{src: k.items[i].src, j: i, n: c})
-	for _, ci := range k.itemCaps[i] {
-		k.capUsed[ci] += c
-	}
+	k.useCaps(i, c)
 }
 
 // pop undoes push(i, c), which must be the last push still in the partial set.
 func (k *Solver) pop(i int, c int64) {
 	addScaled(k.free, k.reqOf(i), c)
 	k.cur = k.cur[:len(k.cur)-1]
-	for _, ci := range k.itemCaps[i] {
-		k.capUsed[ci] -= c
-	}
+	k.useCaps(i, -c)
 }
 
 // give gives back n copies of loaded item i, the last push still in the partial set (n no
@@ -140,8 +137,14 @@ func (k *Solver) give(i int, n int64) {
 	if last.n -= n; last.n == 0 {
 		k.cur = k.cur[:len(k.cur)-1]
 	}
+	k.useCaps(i, -n)
+}
+
+// useCaps counts n more copies of loaded item i against its shared caps.
+func (k *Solver) useCaps(i int, n int64) {
 	for _, ci := range k.itemCaps[i] {
-		k.capUsed[ci] -= n
+		k.capUsed[ci] += n
+		k.capLeft[ci] = float64(max(k.prob.CapLimits[k.caps[ci]]-k.capUsed[ci], 0))
 	}
 }
 
