@@ -63,6 +63,7 @@ type Solver struct {
 	rank    []int
 	spare   []surrogate
 	lag     lagrangian // scratch for the Lagrangian bounds
+	lp      lpScratch  // scratch for lpBound
 	// target: a pricing search (see search) looks only for patterns worth more; 0 in solve.
 	target float64
 	// skips: the search may count children it surely prunes instead of visiting them

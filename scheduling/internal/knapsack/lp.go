@@ -2,17 +2,25 @@ package knapsack
 
 import "math"
 
+// simplex is scratch space for lpMax, reused across calls.
+type simplex struct {
+	t     []float64
+	basis []int
+}
+
 // lpMax solves maximise c·x subject to A·x ≤ b, x ≥ 0, with b ≥ 0, by a dense tableau simplex
-// (Bland's rule, so it cannot cycle). It is for small problems: the fractional knapsack that
-// bounds a pattern search, with one row per resource and one per item's count cap.
-func lpMax(c []float64, a [][]float64, b []float64) float64 {
+// (Bland's rule, so it cannot cycle); A has len(b) rows of len(c) entries, flat. It is for
+// small problems: the fractional knapsack that bounds a pattern search, with one row per
+// resource and one per item's count cap.
+func (s *simplex) lpMax(c, a, b []float64) float64 {
 	m, n := len(b), len(c)
 	w := n + m + 1
-	t := make([]float64, (m+1)*w)
-	basis := make([]int, m)
+	s.t = append(s.t[:0], make([]float64, (m+1)*w)...)
+	s.basis = append(s.basis[:0], make([]int, m)...)
+	t, basis := s.t, s.basis
 	for r := 0; r < m; r++ {
 		row := t[r*w : (r+1)*w]
-		copy(row, a[r])
+		copy(row, a[r*n:(r+1)*n])
 		row[n+r] = 1
 		row[w-1] = b[r]
 		basis[r] = n + r

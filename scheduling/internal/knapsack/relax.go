@@ -131,6 +131,13 @@ func (l *lagrangian) minimise(c int) float64 {
 	return 0
 }
 
+// lpScratch is lpBound's scratch: the constraint rows (flat), their right-hand sides, the
+// objective, and the simplex's tableau.
+type lpScratch struct {
+	simplex
+	a, b, c []float64
+}
+
 // lpBound is the exact fractional relaxation of the knapsack (every resource, every count cap),
 // for when the search ran out of budget: on big nodes it is nearly the integer optimum.
 func (k *Solver) lpBound(alloc []int64) float64 {
@@ -138,41 +145,35 @@ func (k *Solver) lpBound(alloc []int64) float64 {
 	if n == 0 || n > 64 {
 		return math.Inf(1)
 	}
-	var a [][]float64
-	var b []float64
+	lp := &k.lp
+	lp.a, lp.b, lp.c = lp.a[:0], lp.b[:0], lp.c[:0]
 	for d, c := range alloc {
-		row := make([]float64, n)
 		used := false
 		for j := range k.items {
-			row[j] = float64(k.req[j*k.nd+d])
-			used = used || row[j] > 0
+			used = used || k.req[j*k.nd+d] > 0
 		}
 		if used {
 			// Scale rows to capacity 1 so milli-byte memory and pod counts stay comparable.
-			for j := range row {
-				row[j] /= float64(max(c, 1))
+			for j := range k.items {
+				lp.a = append(lp.a, float64(k.req[j*k.nd+d])/float64(max(c, 1)))
 			}
-			a = append(a, row)
-			b = append(b, float64(max(c, 0))/float64(max(c, 1)))
+			lp.b = append(lp.b, float64(max(c, 0))/float64(max(c, 1)))
 		}
 	}
-	c := make([]float64, n)
 	for j, it := range k.items {
-		c[j] = it.v
-		row := make([]float64, n)
-		row[j] = 1
-		a = append(a, row)
-		b = append(b, float64(it.maxk))
+		lp.c = append(lp.c, it.v)
+		lp.a = append(lp.a, make([]float64, n)...)
+		lp.a[len(lp.a)-n+j] = 1
+		lp.b = append(lp.b, float64(it.maxk))
 	}
 	for ci, cp := range k.caps {
-		row := make([]float64, n)
 		for j := range k.items {
+			lp.a = append(lp.a, 0)
 			if slices.Contains(k.itemCaps[j], ci) {
-				row[j] = 1
+				lp.a[len(lp.a)-1] = 1
 			}
 		}
-		a = append(a, row)
-		b = append(b, float64(max(k.prob.CapLimits[cp], 0)))
+		lp.b = append(lp.b, float64(max(k.prob.CapLimits[cp], 0)))
 	}
-	return lpMax(c, a, b) * (1 + 1e-9)
+	return lp.lpMax(lp.c, lp.a, lp.b) * (1 + 1e-9)
 }
