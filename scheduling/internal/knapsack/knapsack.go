@@ -182,6 +182,8 @@ func (k *Solver) Bound(p *Problem) float64 {
 	k.load(p, 0)
 	k.index()
 	k.free = append(k.free[:0], p.Capacity...)
+	// Every weighting, not the tightest four a search keeps: the least of their bounds is the
+	// same, each computed once.
 	k.buildSurrogates(false)
 	return k.bound(0, 0)
 }
@@ -215,6 +217,9 @@ func (k *Solver) prepare(p *Problem, topK int) {
 	k.index()
 	k.resetConflicts()
 	k.buildSurrogates(topK == 0)
+	if len(k.surr) > 4 {
+		k.keepTightest(p.Capacity, 4)
+	}
 	for si := range k.surr {
 		k.layLevels(&k.surr[si])
 	}

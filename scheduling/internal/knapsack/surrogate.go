@@ -63,7 +63,7 @@ func wholeAt(lim, w float64) float64 {
 }
 
 // buildSurrogates prepares the weightings: each dimension alone, and all of them together,
-// each normalised by the shape's capacity.
+// each normalised by the shape's capacity (a search then keeps the tightest, keepTightest).
 func (k *Solver) buildSurrogates(mixtures bool) {
 	alloc := k.prob.Capacity
 	k.surr = k.surr[:0]
@@ -103,9 +103,6 @@ func (k *Solver) buildSurrogates(mixtures bool) {
 	}
 	if mixtures && k.Tight {
 		k.addLagrangeSurrogate(alloc)
-	}
-	if len(k.surr) > 4 {
-		k.keepTightest(alloc, 4)
 	}
 }
 
