@@ -3,8 +3,9 @@ package scheduling
 import (
 	"fmt"
 	"maps"
+	"math/bits"
 	"slices"
-	"strings"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -486,36 +487,11 @@ func selectorKeys(in *Input) []string {
 func (p *problem) buildFits(from *buildFacts) {
 	p.byShape = make([][]fitEntry, len(p.shapes))
 	p.poolOK = make([][]bool, len(p.groups))
+	ok := make([]bool, len(p.groups)*len(p.pools))
 	for _, g := range p.groups {
-		p.poolOK[g.id] = make([]bool, len(p.pools))
+		p.poolOK[g.id] = ok[g.id*len(p.pools) : (g.id+1)*len(p.pools) : (g.id+1)*len(p.pools)]
 	}
-	// Which alternative a shape accepts, and through which offerings, depends only on the
-	// alternatives: many groups share them (a deployment's sizes, a zone's pins), so it is
-	// worked out once per distinct list and shape.
-	memo := map[string][]altFit{}
-	p.facts.altFits = memo
-	var earlier map[string][]altFit
-	if from != nil {
-		earlier = from.altFits
-	}
-	// fitsOf[pool][group] is the memo's answer for the group in the pool (nil: never there).
-	fitsOf := make([][][]altFit, len(p.pools))
-	sizes := make([]int, len(p.shapes))
-	for _, pl := range p.pools {
-		fitsOf[pl.idx] = make([][]altFit, len(p.groups))
-		for _, g := range p.groups {
-			fits := p.poolAltFits(pl, g, memo, earlier)
-			if fits == nil {
-				continue
-			}
-			fitsOf[pl.idx][g.id] = fits
-			for i, s := range pl.shapes {
-				if groupFitsShape(g, s, fits[i]) {
-					sizes[s.idx]++
-				}
-			}
-		}
-	}
+	fitsOf, marks, sizes := p.settleFits(from)
 	total := 0
 	for _, n := range sizes {
 		total += n
@@ -526,13 +502,13 @@ func (p *problem) buildFits(from *buildFacts) {
 		all = all[n:n:cap(all)]
 	}
 	for _, pl := range p.pools {
+		words := (len(pl.shapes) + 63) / 64
 		for _, g := range p.groups {
 			fits := fitsOf[pl.idx][g.id]
-			if fits == nil {
-				continue
-			}
-			for i, s := range pl.shapes {
-				if groupFitsShape(g, s, fits[i]) {
+			for w, m := range marks[pl.idx][g.id*words : (g.id+1)*words] {
+				for ; m != 0; m &= m - 1 {
+					i := w*64 + bits.TrailingZeros64(m)
+					s := pl.shapes[i]
 					p.byShape[s.idx] = append(p.byShape[s.idx], fitEntry{g: g.id, mask: fits[i].mask, alt: fits[i].alt})
 					p.poolOK[g.id][pl.idx] = true
 				}
@@ -541,31 +517,71 @@ func (p *problem) buildFits(from *buildFacts) {
 	}
 }
 
+// settleFits works out, per pool and group, which alternative each shape accepts (fitsOf, nil
+// where the group may never go to the pool) and which shapes the group fits (marks: a bit per
+// shape of the pool, words of 64 per group, so the lists are filled without asking again), and
+// counts the groups each shape fits (sizes).
+func (p *problem) settleFits(from *buildFacts) (fitsOf [][][]altFit, marks [][]uint64, sizes []int) {
+	// Which alternative a shape accepts, and through which offerings, depends only on the
+	// alternatives: many groups share them (a deployment's sizes, a zone's pins), so it is
+	// worked out once per distinct list and shape.
+	memo := map[string][]altFit{}
+	p.facts.altFits = memo
+	var earlier map[string][]altFit
+	if from != nil {
+		earlier = from.altFits
+	}
+	fitsOf = make([][][]altFit, len(p.pools))
+	marks = make([][]uint64, len(p.pools))
+	sizes = make([]int, len(p.shapes))
+	var key []byte
+	for _, pl := range p.pools {
+		words := (len(pl.shapes) + 63) / 64
+		fitsOf[pl.idx] = make([][]altFit, len(p.groups))
+		marks[pl.idx] = make([]uint64, words*len(p.groups))
+		for _, g := range p.groups {
+			var fits []altFit
+			fits, key = p.poolAltFits(pl, g, memo, earlier, key)
+			if fits == nil {
+				continue
+			}
+			fitsOf[pl.idx][g.id] = fits
+			mark := marks[pl.idx][g.id*words:]
+			for i, s := range pl.shapes {
+				if groupFitsShape(g, s, fits[i]) {
+					mark[i/64] |= 1 << uint(i%64)
+					sizes[s.idx]++
+				}
+			}
+		}
+	}
+	return fitsOf, marks, sizes
+}
+
 // poolAltFits returns, for each shape of pl, the alternative of g it accepts (shapeAltFits,
 // memoised by pool and alternatives in memo; earlier is an earlier build's memo, read only), or
-// nil when g may never go to pl.
-func (p *problem) poolAltFits(pl *pool, g *group, memo, earlier map[string][]altFit) []altFit {
+// nil when g may never go to pl. key is a buffer for the memo's key, returned for reuse.
+func (p *problem) poolAltFits(pl *pool, g *group, memo, earlier map[string][]altFit, key []byte) ([]altFit, []byte) {
 	if g.blocked != nil || g.noNew || g.with != nil {
-		return nil
+		return nil, key
 	}
 	if _, blocked := p.untolerated(g.tolerations, pl.np.Template.Taints); blocked {
-		return nil
+		return nil, key
 	}
-	var key strings.Builder
-	fmt.Fprintf(&key, "%d", pl.idx)
+	key = strconv.AppendInt(key[:0], int64(pl.idx), 10)
 	for _, alt := range g.alts {
-		key.WriteString("|")
-		key.WriteString(alt.String())
+		key = append(key, '|')
+		key = append(key, alt.String()...)
 	}
-	fits, seen := memo[key.String()]
+	fits, seen := memo[string(key)]
 	if !seen {
-		fits, seen = earlier[key.String()]
+		fits, seen = earlier[string(key)]
 	}
 	if !seen {
 		fits = shapeAltFits(pl, g.alts)
-		memo[key.String()] = fits
+		memo[string(key)] = fits
 	}
-	return fits
+	return fits, key
 }
 
 // groupFitsShape reports whether g may go on s through fit (an entry of poolAltFits): an alternative and offering accept it, its requests fit the shape's

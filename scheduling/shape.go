@@ -162,11 +162,13 @@ func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType) *shapeFacts {
 	if _, ok := it.Labels[nodeplan.LabelInstanceType]; !ok {
 		typeReqs = typeReqs.Add(nodeplan.In(nodeplan.LabelInstanceType, it.Name))
 	}
-	reqs := pl.desc.Intersect(typeReqs)
-	if reqs.IsEmpty() {
-		return nil
-	}
-	offs, listPrices := allowedOfferings(it, reqs, pl.nodeCost)
+	// The offerings are filtered by the zone and capacity-type requirements of the pool and the
+	// type together, then the node's requirements built in one pass over the type's labels: the
+	// pool's requirements with its offerings' zones and capacity types first (a short list),
+	// then the labels — the same intersection, one long list built instead of three.
+	zr, hasZ := keyRequirement(pl.desc, typeReqs, nodeplan.LabelZone)
+	cr, hasC := keyRequirement(pl.desc, typeReqs, nodeplan.LabelCapacityType)
+	offs, listPrices := allowedOfferings(it, zr, hasZ, cr, hasC, pl.nodeCost)
 	if len(offs) == 0 {
 		return nil
 	}
@@ -174,8 +176,8 @@ func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType) *shapeFacts {
 	for i, o := range offs {
 		zones[i], cts[i] = o.Zone, string(o.CapacityType)
 	}
-	// One intersection rather than two Adds: each copied the whole list.
-	reqs = reqs.Intersect(nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelZone, zones...), nodeplan.In(nodeplan.LabelCapacityType, cts...)))
+	where := nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelZone, zones...), nodeplan.In(nodeplan.LabelCapacityType, cts...))
+	reqs := pl.desc.Intersect(where).Intersect(typeReqs)
 	s := &shapeFacts{it: it, reqs: reqs, offerings: offs, listPrices: listPrices, minPrice: offs[0].Price}
 	n := len(p.dims.names)
 	buf := make(vec, 3*n) // capacity, alloc and ds in one allocation
@@ -202,8 +204,9 @@ func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType) *shapeFacts {
 
 // mayLaunch reports whether the pool's requirements accept the instance type's labels (and its
 // name as the instance-type label when it has none): pl.desc intersected with them is empty
-// exactly when it does not, and this says so without building the intersection — most of a
-// pool's rejections (a GPU pool's of the whole general catalog) cost nothing.
+// exactly when it does not (TestMayLaunchIsIntersectionNotEmpty), and this says so without
+// building the intersection — most of a pool's rejections (a GPU pool's of the whole general
+// catalog) cost nothing.
 func (pl *pool) mayLaunch(it *nodeplan.InstanceType) bool {
 	for _, r := range pl.desc.All() {
 		v, ok := it.Labels[r.Key]
@@ -217,12 +220,24 @@ func (pl *pool) mayLaunch(it *nodeplan.InstanceType) bool {
 	return true
 }
 
+// keyRequirement is a.Intersect(b).Get(key) without building the intersection.
+func keyRequirement(a, b nodeplan.Requirements, key string) (nodeplan.Requirement, bool) {
+	ra, okA := a.Get(key)
+	rb, okB := b.Get(key)
+	switch {
+	case okA && okB:
+		return ra.Intersect(rb), true
+	case okB:
+		return rb, true
+	}
+	return ra, okA
+}
+
 // allowedOfferings returns the available, priced offerings of it whose zone and capacity type
-// reqs accepts (Offering.Accepts), cheapest first (ties: zone, capacity type), at most
-// maxOfferings, priced with the pool's node cost; and their list prices.
-func allowedOfferings(it *nodeplan.InstanceType, reqs nodeplan.Requirements, nodeCost float64) ([]nodeplan.Offering, []float64) {
-	zr, hasZ := reqs.Get(nodeplan.LabelZone)
-	cr, hasC := reqs.Get(nodeplan.LabelCapacityType)
+// the requirements on them (zr, cr, where present) accept, as Offering.Accepts would, cheapest
+// first (ties: zone, capacity type), at most maxOfferings, priced with the pool's node cost;
+// and their list prices.
+func allowedOfferings(it *nodeplan.InstanceType, zr nodeplan.Requirement, hasZ bool, cr nodeplan.Requirement, hasC bool, nodeCost float64) ([]nodeplan.Offering, []float64) {
 	offs := make([]nodeplan.Offering, 0, len(it.Offerings))
 	for _, o := range it.Offerings {
 		if o.Available && o.Price > 0 && (!hasZ || zr.Accepts(o.Zone, true)) && (!hasC || cr.Accepts(string(o.CapacityType), true)) {

@@ -540,13 +540,17 @@ func (p *problem) domains(g *group, key string) map[string]float64 {
 // a spread counts (its labels match the alternatives; its taints matter only if honoured).
 func (p *problem) domainsFor(g *group, alts []nodeplan.Requirements, key string, honorTaints, mustFit, withBins bool) map[string]float64 {
 	out := &domainPrices{}
+	views := altViews(alts, key)
 	for _, pl := range p.pools {
 		if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints); blocked && honorTaints {
 			continue
 		}
 		for _, s := range pl.shapes {
-			if alt := compatibleAlt(s, alts, key); alt != nil && (!mustFit || g.req.fitsIn(s.alloc)) {
-				out.noteShape(s, alt, key)
+			if mustFit && !g.req.fitsIn(s.alloc) {
+				continue
+			}
+			if i := compatibleAlt(s, alts, key); i >= 0 {
+				out.noteShape(s, &views[i], key)
 			}
 		}
 	}
@@ -601,26 +605,49 @@ func (d *domainPrices) asMap() map[string]float64 {
 	return out
 }
 
-// compatibleAlt returns the first of alts the shape s can satisfy, key aside, or nil.
-func compatibleAlt(s *shape, alts []nodeplan.Requirements, key string) *nodeplan.Requirements {
+// compatibleAlt returns the index of the first of alts the shape s can satisfy, key aside, or -1.
+func compatibleAlt(s *shape, alts []nodeplan.Requirements, key string) int {
 	for i := range alts {
 		if compatibleIgnoring(s.reqs, alts[i], key) == nil {
-			return &alts[i]
+			return i
 		}
 	}
-	return nil
+	return -1
+}
+
+// altView is what noteShape reads of an alternative: its requirements on the key and, as
+// Offering.Accepts reads them, on zone and capacity type — looked up once per domainsFor, not
+// once per shape and offering.
+type altView struct {
+	want, zone, ct      nodeplan.Requirement
+	has, hasZone, hasCT bool
+}
+
+func altViews(alts []nodeplan.Requirements, key string) []altView {
+	views := make([]altView, len(alts))
+	for i, a := range alts {
+		v := &views[i]
+		v.want, v.has = a.Get(key)
+		v.zone, v.hasZone = a.Get(nodeplan.LabelZone)
+		v.ct, v.hasCT = a.Get(nodeplan.LabelCapacityType)
+	}
+	return views
+}
+
+// accepts is Offering.Accepts(alt).
+func (v *altView) accepts(o nodeplan.Offering) bool {
+	return (!v.hasZone || v.zone.Accepts(o.Zone, true)) && (!v.hasCT || v.ct.Accepts(string(o.CapacityType), true))
 }
 
 // noteShape notes the domains of key a node of shape s can have under alt: zones from its
 // offerings (at their prices), other keys from its requirements (at its cheapest price).
-func (d *domainPrices) noteShape(s *shape, alt *nodeplan.Requirements, key string) {
-	want, has := alt.Get(key)
+func (d *domainPrices) noteShape(s *shape, alt *altView, key string) {
 	if key == nodeplan.LabelZone {
 		for _, o := range s.offerings {
 			if d.covers(o.Zone, o.Price) {
 				continue // noting it would change nothing: spare the requirement checks
 			}
-			if (!has || want.Accepts(o.Zone, true)) && o.Accepts(*alt) {
+			if (!alt.has || alt.want.Accepts(o.Zone, true)) && alt.accepts(o) {
 				d.note(o.Zone, o.Price)
 			}
 		}
@@ -631,7 +658,7 @@ func (d *domainPrices) noteShape(s *shape, alt *nodeplan.Requirements, key strin
 		return
 	}
 	for _, v := range r.Values() {
-		if !has || want.Accepts(v, true) {
+		if !alt.has || alt.want.Accepts(v, true) {
 			d.note(v, s.minPrice)
 		}
 	}
