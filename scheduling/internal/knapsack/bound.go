@@ -151,9 +151,39 @@ func (k *Solver) cappedBound(sg *surrogate, i int, room, lambda float64) float64
 		}
 		k.red = append(k.red, capItem{c: c, r: r, n: float64(it.maxk)})
 	}
-	// Each cap takes its best units first: repeatedly the most valuable member left (caps are
-	// usually one pod per node, so this is one pass).
+	// Each cap takes its best units first: repeatedly the most valuable member left whose cap
+	// has room. That is one pass over the members by reduced value, best first (ties in item
+	// order, as the repeated choice breaks them): a member passed over for a full cap finds it
+	// full later too. (With a reduced value not a number, the order is not total: choose anew
+	// each time.)
 	k.taken = k.taken[:0]
+	if sortByReduced(k.red) {
+		total = k.takeInOrder(total)
+	} else {
+		total = k.takeBestEach(total)
+	}
+	k.putBack()
+	return total
+}
+
+// takeInOrder adds to total what the capped members take, one pass in k.red's order.
+func (k *Solver) takeInOrder(total float64) float64 {
+	for xi := range k.red {
+		x := &k.red[xi]
+		if x.n <= 0 || k.capLeft[x.c] <= 0 {
+			continue
+		}
+		take := min(x.n, k.capLeft[x.c])
+		total += take * x.r
+		k.taken = append(k.taken, capItem{c: x.c, n: k.capLeft[x.c]})
+		k.capLeft[x.c] -= take
+	}
+	return total
+}
+
+// takeBestEach is cappedBound's choice made anew each time: the most valuable member left
+// whose cap has room takes what it can, until none is left.
+func (k *Solver) takeBestEach(total float64) float64 {
 	for {
 		bi := -1
 		for xi := range k.red {
@@ -163,7 +193,7 @@ func (k *Solver) cappedBound(sg *surrogate, i int, room, lambda float64) float64
 			}
 		}
 		if bi < 0 {
-			break
+			return total
 		}
 		x := &k.red[bi]
 		take := min(x.n, k.capLeft[x.c])
@@ -172,11 +202,32 @@ func (k *Solver) cappedBound(sg *surrogate, i int, room, lambda float64) float64
 		k.capLeft[x.c] -= take
 		x.n = 0
 	}
-	// Back to what the partial set leaves, latest first (the old values, not sums: exact).
+}
+
+// putBack gives the caps back the room the takes used, latest first (the old values, not
+// sums: exact).
+func (k *Solver) putBack() {
 	for t := len(k.taken) - 1; t >= 0; t-- {
 		k.capLeft[k.taken[t].c] = k.taken[t].n
 	}
-	return total
+	k.taken = k.taken[:0]
+}
+
+// sortByReduced sorts red by reduced value, greatest first, stably (there are a few), and
+// reports whether every value is a number.
+func sortByReduced(red []capItem) bool {
+	for a := range red {
+		x := red[a]
+		if x.r != x.r {
+			return false
+		}
+		b := a
+		for ; b > 0 && red[b-1].r < x.r; b-- {
+			red[b] = red[b-1]
+		}
+		red[b] = x
+	}
+	return true
 }
 
 // capItem is a capped item's reduced value r and count limit n under cap c, for boundWith;

@@ -302,3 +302,43 @@ func TestCountingPrunedChangesNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestOnePassTakesWhatRepeatedChoiceTakes: cappedBound's one pass over the capped members by
+// reduced value (takeInOrder after sortByReduced) gives, bit for bit, what choosing the most
+// valuable member left each time gives (takeBestEach), ties and members sharing a cap
+// included; putBack leaves the caps' rooms as they were.
+func TestOnePassTakesWhatRepeatedChoiceTakes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ncaps := rapid.IntRange(1, 3).Draw(t, "caps")
+		var k Solver
+		for c := range ncaps {
+			k.capLeft = append(k.capLeft, float64(rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("left-%d", c))))
+		}
+		rooms := append([]float64(nil), k.capLeft...)
+		var red []capItem
+		for x := range rapid.IntRange(0, 6).Draw(t, "members") {
+			red = append(red, capItem{c: rapid.IntRange(0, ncaps-1).Draw(t, fmt.Sprintf("cap-%d", x)),
+				r: float64(rapid.IntRange(1, 4).Draw(t, fmt.Sprintf("r-%d", x))) / 3,
+				n: float64(rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("n-%d", x)))})
+		}
+		base := rapid.Float64Range(0, 1).Draw(t, "total")
+		k.red = append(k.red[:0], red...)
+		want := k.takeBestEach(base)
+		k.putBack()
+		if diff := cmp.Diff(rooms, k.capLeft); diff != "" {
+			t.Fatalf("rooms after putBack (-want +got):\n%s", diff)
+		}
+		k.red = append(k.red[:0], red...)
+		if !sortByReduced(k.red) {
+			t.Fatal("sortByReduced: the reduced values are numbers")
+		}
+		got := k.takeInOrder(base)
+		k.putBack()
+		if math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("one pass %v, repeated choice %v", got, want)
+		}
+		if diff := cmp.Diff(rooms, k.capLeft); diff != "" {
+			t.Fatalf("rooms after putBack (-want +got):\n%s", diff)
+		}
+	})
+}
