@@ -158,6 +158,11 @@ type colGen struct {
 	refined    []float64
 	deferred   []bool
 	deferredAt [][]float64
+	// refVal and refAt are each family's last Refine bound and the row values it was at;
+	// gain is scratch for gainBound.
+	refVal []float64
+	refAt  [][]float64
+	gain   []float64
 }
 
 // columnGeneration solves the configuration LP for the groups with counts > 0 over the given
@@ -241,6 +246,8 @@ func (p *problem) newColGen(counts []int64, shapes []*shape) *colGen {
 	c.refined = make([]float64, len(fams))
 	c.deferred = make([]bool, len(fams))
 	c.deferredAt = make([][]float64, len(fams))
+	c.refVal = make([]float64, len(fams))
+	c.refAt = make([][]float64, len(fams))
 	// A small LP's searches start from greedy fills and its full searches bound with the
 	// Lagrangian surrogate (knapsack.Solver.Tight): with 1,000-node searches on big nodes
 	// the LP of deployments-100000 (16 rows) stopped far from converged, its final duals'

@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -41,15 +42,54 @@ func (c *colGen) cannotImprove(i int) bool {
 }
 
 // refineBelowPrice reports whether family i's LP-relaxation bound at vp is at most its price
-// (within cgTol), and records it in refined.
+// (within cgTol), and records it in refined. Where the bound was below the price at the row
+// values of its last Refine, and what any pattern can gain since (gainBound) keeps it there,
+// that is the answer without a new Refine: most deferred families are checked round after
+// round while the duals move a little.
 func (c *colGen) refineBelowPrice(i int) bool {
 	f := &c.fams[i]
+	if c.refAt[i] != nil && c.refVal[i]+c.gainBound(f, c.refAt[i], c.vp) <= f.price*(1+cgTol) {
+		return true
+	}
 	r, n := c.ks.refine(f, c.vp)
+	c.refVal[i], c.refAt[i] = r, append(c.refAt[i][:0], c.vp...)
 	// The dense simplex: about n pivots of (resources + n rows) × (resources + 2n columns).
 	d := len(f.s.alloc)
 	c.ks.Work += n * (n + d) * (2*n + d)
 	c.refined[i] = r / f.price
 	return r <= f.price*(1+cgTol)
+}
+
+// gainBound is an upper bound on how much more any pattern of family f is worth at row values
+// to than at from: its pods of rows whose value rose, at most each row's most per node, and at
+// most each resource's capacity times the best rise per unit of it (as upperBound).
+func (c *colGen) gainBound(f *colFamily, from, to []float64) float64 {
+	nd := len(f.s.alloc)
+	best := append(c.gain[:0], make([]float64, nd)...)
+	c.gain = best
+	total := 0.0
+	for _, it := range f.items {
+		rise := to[it.row] - from[it.row]
+		if rise <= 0 {
+			continue
+		}
+		total += rise * float64(it.maxk)
+		req := c.p.groups[it.g].req
+		for d := range best {
+			if req[d] > 0 {
+				best[d] = max(best[d], rise/float64(req[d]))
+			} else {
+				best[d] = math.Inf(1)
+			}
+		}
+	}
+	c.ks.Work += len(f.items) * nd
+	for d, b := range best {
+		if !math.IsInf(b, 1) {
+			total = min(total, float64(max(f.s.alloc[d], 0))*b)
+		}
+	}
+	return total
 }
 
 // deferSearch records that family i's quick search at vp was skipped (see above).
