@@ -108,35 +108,30 @@ const mergeCandidates = 64
 // mergePass merges pairs of the least efficient nodes into one where a shape holds both for
 // less, and updates u.
 func (p *problem) mergePass(u *poolUsage, claims []*claim) ([]*claim, bool) {
-	idx := make([]int, len(claims))
-	for i := range idx {
-		idx[i] = i
-	}
-	eff := func(c *claim) float64 { return c.value / c.price() }
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(eff(claims[a]), eff(claims[b])) })
-	if len(idx) > mergeCandidates {
-		idx = idx[:mergeCandidates]
-	}
-	slices.Sort(idx)
-	removed := map[int]bool{}
+	idx := leastEfficient(claims, mergeCandidates)
+	removed := make([]bool, len(claims))
 	merged := false
+	// A pair's merged pods and use are built in scratch, and copied only for a merge made: most
+	// pairs do not merge.
+	var placed []placement
+	var used vec
 	for ai, a := range idx {
 		if removed[a] {
-			continue
+			continue // merged into an earlier node
 		}
 		for _, b := range idx[ai+1:] {
-			if removed[b] || removed[a] {
+			if removed[b] {
 				continue
 			}
 			ca, cb := claims[a], claims[b]
 			if ca.shape.pool != cb.shape.pool {
 				continue
 			}
-			placed := slices.Clone(ca.placed)
+			placed = append(placed[:0], ca.placed...)
 			for _, x := range cb.placed {
 				placed = addPlacement(placed, x.g, x.k)
 			}
-			used := ca.used.clone()
+			used = append(used[:0], ca.used...)
 			used.add(cb.used)
 			// The merged node replaces both: free their capacity for the limit check.
 			u.used.sub(cb.shape.capacity)
@@ -148,7 +143,7 @@ func (p *problem) mergePass(u *poolUsage, claims []*claim) ([]*claim, bool) {
 			u.used.sub(ca.shape.capacity)
 			u.used.add(s.capacity)
 			u.nodes--
-			claims[a] = &claim{shape: s, mask: m, used: used, placed: placed, value: ca.value + cb.value}
+			claims[a] = &claim{shape: s, mask: m, used: used.clone(), placed: slices.Clone(placed), value: ca.value + cb.value}
 			removed[b] = true
 			merged = true
 		}
@@ -163,6 +158,21 @@ func (p *problem) mergePass(u *poolUsage, claims []*claim) ([]*claim, bool) {
 		}
 	}
 	return out, true
+}
+
+// leastEfficient returns the indexes of the n claims of least worth per unit of price (ties:
+// in claims' order), in ascending index order.
+func leastEfficient(claims []*claim, n int) []int {
+	idx := make([]int, len(claims))
+	eff := make([]float64, len(claims))
+	for i, c := range claims {
+		idx[i] = i
+		eff[i] = c.value / c.price()
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(eff[a], eff[b]) })
+	idx = idx[:min(len(idx), n)]
+	slices.Sort(idx)
+	return idx
 }
 
 // capsHold reports whether a placement respects g's per-node and shared caps.
@@ -191,10 +201,12 @@ func capsHold(g *group, placed []placement) bool {
 // nodes that take them. u loses the nodes emptied.
 func (p *problem) absorbPass(u *poolUsage, claims []*claim) ([]*claim, bool) {
 	order := make([]int, len(claims))
-	for i := range order {
+	pods := make([]int64, len(claims))
+	for i, c := range claims {
 		order[i] = i
+		pods[i] = podCount(c)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(podCount(claims[a]), podCount(claims[b])) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(pods[a], pods[b]) })
 	if len(order) > absorbSources {
 		order = order[:absorbSources]
 	}
@@ -343,14 +355,7 @@ func (p *problem) movePass(u *poolUsage, claims []*claim) bool {
 	if len(claims) > moveLimit {
 		return false
 	}
-	idx := make([]int, len(claims))
-	for i := range idx {
-		idx[i] = i
-	}
-	eff := func(c *claim) float64 { return c.value / c.price() }
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(eff(claims[a]), eff(claims[b])) })
-	idx = idx[:min(len(idx), moveCandidates)]
-	slices.Sort(idx)
+	idx := leastEfficient(claims, moveCandidates)
 	changed := false
 	for _, a := range idx {
 		for _, b := range idx {

@@ -3,6 +3,7 @@ package scheduling
 import (
 	"cmp"
 	"maps"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -300,15 +301,17 @@ func (lb *launchBuilder) options(c *claim, cands *candidates) ([]claimOption, bo
 	growth := lb.growth[c.shape.pool.idx]
 	opts := lb.opts[:0]
 	// The candidates are in option order already: filtering keeps it.
-	for _, i := range cands.take {
-		o := cands.order[i]
-		if !c.used.fitsIn(o.s.alloc) {
-			continue
+	for w, word := range cands.take {
+		for ; word != 0; word &= word - 1 {
+			o := cands.order[w*64+bits.TrailingZeros64(word)]
+			if !c.used.fitsIn(o.s.alloc) {
+				continue
+			}
+			if o.s != c.shape && !withinGrowth(growth, c.shape.capacity, o.s.capacity) {
+				continue
+			}
+			opts = append(opts, o)
 		}
-		if o.s != c.shape && !withinGrowth(growth, c.shape.capacity, o.s.capacity) {
-			continue
-		}
-		opts = append(opts, o)
 	}
 	lb.opts = opts
 	maxTypes := lb.p.in.Options.MaxInstanceTypes
@@ -348,9 +351,9 @@ type candidates struct {
 	reqs nodeplan.Requirements
 	// order is every shape of the pool with offerings left under reqs' zone and capacity type,
 	// in option order (cheapest first, then by name), shared by the candidates with those;
-	// take lists, ascending, the positions in order of the shapes that take every group.
+	// take is the set (a bitset) of the positions in order of the shapes that take every group.
 	order []claimOption
-	take  []int32
+	take  []uint64
 }
 
 // candidates returns the candidates for c's shape and groups, worked out once per distinct
@@ -371,11 +374,12 @@ func (lb *launchBuilder) candidates(c *claim) *candidates {
 	for _, x := range c.placed {
 		single = single && len(p.groups[x.g].alts) == 1
 	}
+	cs.take = make([]uint64, (len(cs.order)+63)/64)
 	for i, o := range cs.order {
 		if !lb.fitsAll(o.s, c.placed) || ((!single || len(o.s.narrowKeys) > 0) && o.s.reqs.Compatible(cs.reqs) != nil) {
 			continue
 		}
-		cs.take = append(cs.take, int32(i))
+		cs.take[i/64] |= 1 << uint(i%64)
 	}
 	lb.cands[key] = cs
 	return cs

@@ -181,17 +181,17 @@ func (g *group) room(placed []placement, node string) int64 {
 }
 
 // fillFFD fills one node of shape s from rem, groups in decreasing worth, each taking as many
-// pods as fit.
-func (p *problem) fillFFD(s *shape, rem []int64, st *nodeState) {
+// pods as fit. entries are s's fit entries (p.byShape's order), or those of them with pods left.
+func (p *problem) fillFFD(s *shape, entries []fitEntry, rem []int64, st *nodeState) {
 	st.free = append(st.free[:0], s.alloc...)
 	st.mask = fullMask(len(s.offerings))
 	st.placed = st.placed[:0]
 	st.value = 0
-	p.fillRest(s, rem, st)
+	p.fillRest(s, entries, rem, st)
 }
 
-func (p *problem) fillRest(s *shape, rem []int64, st *nodeState) {
-	for _, e := range p.byShape[s.idx] {
+func (p *problem) fillRest(s *shape, entries []fitEntry, rem []int64, st *nodeState) {
+	for _, e := range entries {
 		g := p.groups[e.g]
 		m := st.mask & e.mask
 		// Room first: on a filling node it rules out most groups, and it is the cheapest test.
@@ -215,13 +215,13 @@ func (p *problem) fillRest(s *shape, rem []int64, st *nodeState) {
 
 // fillMix fills one node with the remaining pods in proportion to how many of each are left,
 // then tops it up first-fit. It finds the balanced mixes (cpu-heavy with memory-heavy pods) that
-// greedy-by-size misses.
-func (p *problem) fillMix(s *shape, rem []int64, st *nodeState, total vec) bool {
+// greedy-by-size misses. entries are as for fillFFD.
+func (p *problem) fillMix(s *shape, entries []fitEntry, rem []int64, st *nodeState, total vec) bool {
 	for i := range total {
 		total[i] = 0
 	}
 	n := 0
-	for _, e := range p.byShape[s.idx] {
+	for _, e := range entries {
 		if rem[e.g] > 0 {
 			total.addScaled(p.groups[e.g].req, rem[e.g])
 			n++
@@ -243,7 +243,7 @@ func (p *problem) fillMix(s *shape, rem []int64, st *nodeState, total vec) bool 
 	st.mask = fullMask(len(s.offerings))
 	st.placed = st.placed[:0]
 	st.value = 0
-	for _, e := range p.byShape[s.idx] {
+	for _, e := range entries {
 		g := p.groups[e.g]
 		m := st.mask & e.mask
 		if rem[e.g] <= 0 || m == 0 || maxCopies(g.req, st.free, 1) <= 0 || !p.canJoin(s, e, st.placed) {
@@ -259,7 +259,7 @@ func (p *problem) fillMix(s *shape, rem []int64, st *nodeState, total vec) bool 
 		st.placed = addPlacement(st.placed, e.g, k)
 		st.value += float64(k) * g.value
 	}
-	p.fillRest(s, rem, st)
+	p.fillRest(s, entries, rem, st)
 	return true
 }
 
@@ -294,41 +294,13 @@ func addPlacement(pl []placement, g int, k int64) []placement {
 // decremented and u counts the claims.
 func (p *problem) packPool(pl *pool, u *poolUsage, rem []int64) []*claim {
 	var out []*claim
-	cur, best := &nodeState{}, &nodeState{}
-	total := make(vec, len(p.dims.names))
+	f := &poolFill{p: p, pl: pl, rem: rem, total: make(vec, len(p.dims.names))}
 	for {
-		var bestShape *shape
-		bestRatio := math.Inf(1)
-		consider := func(s *shape) {
-			if cur.value <= 0 {
-				return
-			}
-			price, _ := s.priceFor(cur.mask)
-			ratio := price / cur.value
-			// Lower price per unit of worth wins; on a tie the node holding more (fewer nodes,
-			// less DaemonSet overhead), then the cheaper shape (shapes are in price order).
-			if bestShape == nil || ratio < bestRatio*(1-1e-9) ||
-				(ratio <= bestRatio*(1+1e-9) && cur.value > best.value*(1+1e-9)) {
-				bestShape, bestRatio = s, ratio
-				best.free = append(best.free[:0], cur.free...)
-				best.mask = cur.mask
-				best.placed = append(best.placed[:0], cur.placed...)
-				best.value = cur.value
-			}
-		}
-		for _, s := range pl.shapes {
-			if s.dominated || !withinLimits(pl, u, s, 1) {
-				continue
-			}
-			p.fillFFD(s, rem, cur)
-			consider(s)
-			if p.fillMix(s, rem, cur, total) {
-				consider(s)
-			}
-		}
+		bestShape := f.bestNode(u)
 		if bestShape == nil {
 			return out
 		}
+		best := &f.best
 		// Replicate the pattern as often as the remaining pods and the limits allow.
 		k := int64(math.MaxInt64)
 		for _, x := range best.placed {
@@ -349,6 +321,90 @@ func (p *problem) packPool(pl *pool, u *poolUsage, rem []int64) []*claim {
 		u.used.addScaled(bestShape.capacity, k)
 		u.nodes += k
 	}
+}
+
+// poolFill is packPool's search for the next node: every shape the pool may still launch,
+// filled first-fit and by mix, the best kept.
+type poolFill struct {
+	p     *problem
+	pl    *pool
+	rem   []int64
+	total vec // fillMix's scratch
+	// live[i] are the fit entries of pl.shapes[i] whose groups have pods left in rem, in
+	// p.byShape's order. The fills skip the others, and rem only falls while packPool runs,
+	// so dropping them changes nothing: after the LP's patterns, most groups have none left.
+	live      [][]fitEntry
+	cur, best nodeState
+	ratio     float64
+}
+
+// bestNode fills a node of every shape the pool may still launch (within its limits at
+// usage u) and returns the shape of the best, held in f.best; nil when none holds a pod.
+func (f *poolFill) bestNode(u *poolUsage) *shape {
+	f.prune()
+	var bestShape *shape
+	for i, s := range f.pl.shapes {
+		if s.dominated || !withinLimits(f.pl, u, s, 1) {
+			continue
+		}
+		f.p.fillFFD(s, f.live[i], f.rem, &f.cur)
+		if f.better(s, bestShape) {
+			bestShape = s
+		}
+		if f.p.fillMix(s, f.live[i], f.rem, &f.cur, f.total) && f.better(s, bestShape) {
+			bestShape = s
+		}
+	}
+	return bestShape
+}
+
+// prune brings f.live up to date with f.rem.
+func (f *poolFill) prune() {
+	if f.live == nil {
+		f.live = make([][]fitEntry, len(f.pl.shapes))
+		for i, s := range f.pl.shapes {
+			if !s.dominated {
+				f.live[i] = f.keepLive(nil, f.p.byShape[s.idx])
+			}
+		}
+		return
+	}
+	for i, es := range f.live {
+		f.live[i] = f.keepLive(es[:0], es)
+	}
+}
+
+// keepLive appends to dst the entries of es whose groups have pods left (dst may be es[:0]).
+func (f *poolFill) keepLive(dst, es []fitEntry) []fitEntry {
+	for _, e := range es {
+		if f.rem[e.g] > 0 {
+			dst = append(dst, e)
+		}
+	}
+	return dst
+}
+
+// better reports whether the node in f.cur, of shape s, beats the best so far (of shape
+// bestShape, nil if none), and if so copies it to f.best. Lower price per unit of worth wins;
+// on a tie the node holding more (fewer nodes, less DaemonSet overhead), then the cheaper shape
+// (shapes are in price order, and the first found is kept).
+func (f *poolFill) better(s, bestShape *shape) bool {
+	cur, best := &f.cur, &f.best
+	if cur.value <= 0 {
+		return false
+	}
+	price, _ := s.priceFor(cur.mask)
+	ratio := price / cur.value
+	if bestShape != nil && ratio >= f.ratio*(1-1e-9) &&
+		(ratio > f.ratio*(1+1e-9) || cur.value <= best.value*(1+1e-9)) {
+		return false
+	}
+	f.ratio = ratio
+	best.free = append(best.free[:0], cur.free...)
+	best.mask = cur.mask
+	best.placed = append(best.placed[:0], cur.placed...)
+	best.value = cur.value
+	return true
 }
 
 // withinLimits reports whether n more nodes of shape s keep pool pl, at usage u, within its
