@@ -35,20 +35,69 @@ func NewRequirements(reqs ...Requirement) Requirements {
 // with exactly these labels offers, or what a nodeSelector map demands.
 func RequirementsFromLabels(labels map[string]string) Requirements {
 	// Three allocations whatever the number of labels: the solver builds one per instance type
-	// and node, and a slice per value was most of a small solve's garbage. The values share one
-	// backing array, each capped at its own element, so an append elsewhere copies.
+	// and node, and a slice per value was most of a small solve's garbage.
+	l := newLabelReqs(labels)
+	reqs := make([]Requirement, len(l.keys))
+	for i := range l.keys {
+		reqs[i] = l.at(i)
+	}
+	return Requirements{reqs: reqs}
+}
+
+// IntersectLabels returns rs.Intersect(RequirementsFromLabels(labels)), without building the
+// labels' requirements apart: a solver does this for every instance type of a catalog, and the
+// list it would throw away was a good part of a small solve's garbage.
+func (rs Requirements) IntersectLabels(labels map[string]string) Requirements {
+	if len(labels) == 0 || len(rs.reqs) == 0 {
+		return rs.Intersect(RequirementsFromLabels(labels))
+	}
+	l := newLabelReqs(labels)
+	out := make([]Requirement, 0, len(rs.reqs)+len(l.keys))
+	i, j := 0, 0
+	for i < len(rs.reqs) && j < len(l.keys) {
+		a := rs.reqs[i]
+		switch {
+		case a.Key < l.keys[j]:
+			out = append(out, a)
+			i++
+		case a.Key > l.keys[j]:
+			out = append(out, l.at(j))
+			j++
+		default:
+			out = append(out, a.Intersect(l.at(j)))
+			i++
+			j++
+		}
+	}
+	out = append(out, rs.reqs[i:]...)
+	for ; j < len(l.keys); j++ {
+		out = append(out, l.at(j))
+	}
+	return Requirements{reqs: out}
+}
+
+// labelReqs are labels as "key In [value]" requirements in key order: the keys sorted, the
+// values in one backing array, each requirement's value slice capped at its own element so an
+// append elsewhere copies.
+type labelReqs struct {
+	keys, values []string
+}
+
+func newLabelReqs(labels map[string]string) labelReqs {
 	keys := make([]string, 0, len(labels))
 	for k := range labels {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	values := make([]string, len(keys))
-	reqs := make([]Requirement, len(keys))
 	for i, k := range keys {
 		values[i] = labels[k]
-		reqs[i] = Requirement{Key: k, finite: true, mustExist: true, values: values[i : i+1 : i+1]}
 	}
-	return Requirements{reqs: reqs}
+	return labelReqs{keys: keys, values: values}
+}
+
+func (l labelReqs) at(i int) Requirement {
+	return Requirement{Key: l.keys[i], finite: true, mustExist: true, values: l.values[i : i+1 : i+1]}
 }
 
 // RequirementsFromNodeSelector converts node-selector expressions (ANDed, as within one

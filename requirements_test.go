@@ -170,6 +170,18 @@ func TestRequirementsIntersectProperties(t *testing.T) {
 	})
 }
 
+// IntersectLabels is Intersect with the labels' requirements, built in one pass.
+func TestIntersectLabelsIsIntersectFromLabels(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		rs := genRequirements().Draw(t, "rs")
+		labels := rapid.MapOf(rapid.SampledFrom(append([]string{"0", "z"}, testKeys...)), rapid.SampledFrom(testValues)).Draw(t, "labels")
+		want := rs.Intersect(RequirementsFromLabels(labels))
+		if got := rs.IntersectLabels(labels); !got.Equal(want) || got.String() != want.String() {
+			t.Fatalf("IntersectLabels(%v, %v) = %v, want %v", rs, labels, got, want)
+		}
+	})
+}
+
 func TestRequirementsCompatibleBruteForce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		node := genRequirements().Draw(t, "node")

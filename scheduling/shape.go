@@ -37,6 +37,8 @@ type pool struct {
 	// nodeCost is what each node of the pool costs beyond its instance's price (NodeCost):
 	// every offering price a shape holds includes it.
 	nodeCost float64
+	// wheres are the sets of zones and capacity types its shapes were built with (where).
+	wheres []poolWhere
 }
 
 // shape is one instance type as a node of one pool: what it offers pods once DaemonSets are
@@ -158,26 +160,21 @@ func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType) *shapeFacts {
 	if !pl.mayLaunch(it) {
 		return nil
 	}
-	typeReqs := nodeplan.RequirementsFromLabels(it.Labels)
-	if _, ok := it.Labels[nodeplan.LabelInstanceType]; !ok {
-		typeReqs = typeReqs.Add(nodeplan.In(nodeplan.LabelInstanceType, it.Name))
-	}
 	// The offerings are filtered by the zone and capacity-type requirements of the pool and the
-	// type together, then the node's requirements built in one pass over the type's labels: the
-	// pool's requirements with its offerings' zones and capacity types first (a short list),
-	// then the labels — the same intersection, one long list built instead of three.
-	zr, hasZ := keyRequirement(pl.desc, typeReqs, nodeplan.LabelZone)
-	cr, hasC := keyRequirement(pl.desc, typeReqs, nodeplan.LabelCapacityType)
+	// type's labels together; then the node's requirements are built as the pool's, with the
+	// offerings' zones and capacity types (and the type's name where its labels lack it), with
+	// the labels — the one intersection, one long list built instead of three.
+	zr, hasZ := labelRequirement(pl.desc, it.Labels, nodeplan.LabelZone)
+	cr, hasC := labelRequirement(pl.desc, it.Labels, nodeplan.LabelCapacityType)
 	offs, listPrices := allowedOfferings(it, zr, hasZ, cr, hasC, pl.nodeCost)
 	if len(offs) == 0 {
 		return nil
 	}
-	zones, cts := make([]string, len(offs)), make([]string, len(offs))
-	for i, o := range offs {
-		zones[i], cts[i] = o.Zone, string(o.CapacityType)
+	reqs := pl.where(offs)
+	if _, ok := it.Labels[nodeplan.LabelInstanceType]; !ok {
+		reqs = reqs.Add(nodeplan.In(nodeplan.LabelInstanceType, it.Name))
 	}
-	where := nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelZone, zones...), nodeplan.In(nodeplan.LabelCapacityType, cts...))
-	reqs := pl.desc.Intersect(where).Intersect(typeReqs)
+	reqs = reqs.IntersectLabels(it.Labels)
 	s := &shapeFacts{it: it, reqs: reqs, offerings: offs, listPrices: listPrices, minPrice: offs[0].Price}
 	n := len(p.dims.names)
 	buf := make(vec, 3*n) // capacity, alloc and ds in one allocation
@@ -220,17 +217,43 @@ func (pl *pool) mayLaunch(it *nodeplan.InstanceType) bool {
 	return true
 }
 
-// keyRequirement is a.Intersect(b).Get(key) without building the intersection.
-func keyRequirement(a, b nodeplan.Requirements, key string) (nodeplan.Requirement, bool) {
-	ra, okA := a.Get(key)
-	rb, okB := b.Get(key)
-	switch {
-	case okA && okB:
-		return ra.Intersect(rb), true
-	case okB:
-		return rb, true
+// where returns the pool's requirements with the zones and capacity types of offs: a catalog
+// has a handful of such sets (types sold in the same zones), so each is built once per pool.
+func (pl *pool) where(offs []nodeplan.Offering) nodeplan.Requirements {
+	zones, cts := make([]string, len(offs)), make([]string, len(offs))
+	for i, o := range offs {
+		zones[i], cts[i] = o.Zone, string(o.CapacityType)
 	}
-	return ra, okA
+	slices.Sort(zones)
+	slices.Sort(cts)
+	zones, cts = slices.Compact(zones), slices.Compact(cts)
+	for _, w := range pl.wheres {
+		if slices.Equal(w.zones, zones) && slices.Equal(w.cts, cts) {
+			return w.reqs
+		}
+	}
+	reqs := pl.desc.Intersect(nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelZone, zones...), nodeplan.In(nodeplan.LabelCapacityType, cts...)))
+	pl.wheres = append(pl.wheres, poolWhere{zones: zones, cts: cts, reqs: reqs})
+	return reqs
+}
+
+// poolWhere is the pool's requirements with a set of zones and capacity types (pool.where).
+type poolWhere struct {
+	zones, cts []string
+	reqs       nodeplan.Requirements
+}
+
+// labelRequirement is rs.IntersectLabels(labels).Get(key) without building the intersection.
+func labelRequirement(rs nodeplan.Requirements, labels map[string]string, key string) (nodeplan.Requirement, bool) {
+	r, ok := rs.Get(key)
+	v, labelled := labels[key]
+	switch {
+	case ok && labelled:
+		return r.Intersect(nodeplan.In(key, v)), true
+	case labelled:
+		return nodeplan.In(key, v), true
+	}
+	return r, ok
 }
 
 // allowedOfferings returns the available, priced offerings of it whose zone and capacity type
