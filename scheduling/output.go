@@ -83,11 +83,9 @@ func (p *problem) result(st *packState, requests []NewNodeClaim) Result {
 // claims leave st.claims. It returns the requests of the claims kept, in st.claims order.
 func (p *problem) rejectMinValues(st *packState) []NewNodeClaim {
 	lb := p.newLaunchBuilder(st)
-	requests := make([]NewNodeClaim, 0, len(st.claims))
 	kept := st.claims[:0]
 	for _, c := range st.claims {
-		nc, ok := lb.request(c)
-		if !ok {
+		if !lb.add(c) {
 			for _, x := range c.placed {
 				st.remaining[x.g] += x.k
 				st.minValuesHit[x.g] = true
@@ -95,10 +93,9 @@ func (p *problem) rejectMinValues(st *packState) []NewNodeClaim {
 			continue
 		}
 		kept = append(kept, c)
-		requests = append(requests, nc)
 	}
 	st.claims = kept
-	return requests
+	return lb.out
 }
 
 // launchBuilder builds the launch requests of one solve's claims. Most of a request depends on
@@ -106,52 +103,56 @@ func (p *problem) rejectMinValues(st *packState) []NewNodeClaim {
 // claim is different too, while a few zone and capacity-type requirements and a few option
 // lists repeat. So it keeps what it works out, keyed by what that depends on:
 //
-//   - requests: the whole request, by shape, offerings and pods (the copies of one pattern);
+//   - index: the whole request, by shape, offerings and pods (the copies of one pattern), as
+//     its position in out (-1: none, minValues cannot be met);
 //   - cands: the candidate shapes and requirements, by shape and set of groups;
 //   - offers: per zone and capacity-type requirement, each pool's shapes in option order;
 //   - types: the instance-type requirement, by the options' shapes.
 type launchBuilder struct {
-	p        *problem
-	growth   []vec // per pool: see claimGrowth
-	requests map[string]memoClaim
-	cands    map[string]*candidates
-	offers   []*offerOrders
-	types    map[string]nodeplan.Requirement
-	key      []byte        // scratch for map keys
-	ids      []int         // scratch for a claim's groups
-	opts     []claimOption // scratch for a claim's options
+	p      *problem
+	growth []vec          // per pool: see claimGrowth
+	out    []NewNodeClaim // the requests of the claims added and kept
+	index  map[string]int
+	cands  map[string]*candidates
+	offers []*offerOrders
+	types  map[string]nodeplan.Requirement
+	key    []byte        // scratch for map keys
+	ids    []int         // scratch for a claim's groups
+	opts   []claimOption // scratch for a claim's options
 }
 
 func (p *problem) newLaunchBuilder(st *packState) *launchBuilder {
 	return &launchBuilder{
-		p:        p,
-		growth:   p.claimGrowth(st.claims, st.usage),
-		requests: map[string]memoClaim{},
-		cands:    map[string]*candidates{},
-		types:    map[string]nodeplan.Requirement{},
+		p:      p,
+		growth: p.claimGrowth(st.claims, st.usage),
+		out:    make([]NewNodeClaim, 0, len(st.claims)),
+		index:  map[string]int{},
+		cands:  map[string]*candidates{},
+		types:  map[string]nodeplan.Requirement{},
 	}
 }
 
-type memoClaim struct {
-	nc NewNodeClaim
-	ok bool
-}
-
-// request returns c's launch request; ok is false when its options cannot meet its pool's
-// minValues. Claims with the same shape, offerings and pods get the same request: the first
-// gets the one built, the others copies (clone), so no two requests share anything mutable.
-func (lb *launchBuilder) request(c *claim) (NewNodeClaim, bool) {
+// add appends c's launch request to lb.out; it returns false, appending nothing, when c's
+// options cannot meet its pool's minValues. Claims with the same shape, offerings and pods get
+// the same request: the first gets the one built, the others copies (clone), so no two
+// requests share anything mutable.
+func (lb *launchBuilder) add(c *claim) bool {
 	lb.key = appendClaimKey(lb.key[:0], c)
-	if mc, seen := lb.requests[string(lb.key)]; seen {
-		if !mc.ok {
-			return NewNodeClaim{}, false
+	if i, seen := lb.index[string(lb.key)]; seen {
+		if i < 0 {
+			return false
 		}
-		return mc.nc.clone(), true
+		lb.out = append(lb.out, lb.out[i].clone())
+		return true
 	}
-	key := string(lb.key)
 	nc, ok := lb.newNodeClaim(c)
-	lb.requests[key] = memoClaim{nc: nc, ok: ok}
-	return nc, ok
+	if !ok {
+		lb.index[string(lb.key)] = -1
+		return false
+	}
+	lb.index[string(lb.key)] = len(lb.out)
+	lb.out = append(lb.out, nc)
+	return true
 }
 
 func appendClaimKey(b []byte, c *claim) []byte {

@@ -29,32 +29,54 @@ func (c *claim) price() float64 {
 // read in order.
 type fitIndex struct {
 	dense  [][]int32 // [group][shape] → entry index+1 (0 = none)
+	all    []int32   // dense's backing array
 	sparse []map[int]int32
 }
 
 const denseFitLimit = 4 << 20
 
+// buildFitIndex indexes p.byShape. It runs again each time the fit lists are re-sorted
+// (orderFits, on every new set of pod values), so it reuses the index it built before when
+// the problem's size is the same: a fresh one was megabytes of garbage per sort on the drawn
+// mixes.
 func (p *problem) buildFitIndex() {
 	if len(p.shapes)*len(p.groups) <= denseFitLimit {
-		p.fits.dense = make([][]int32, len(p.groups))
-		all := make([]int32, len(p.groups)*len(p.shapes))
-		for g := range p.groups {
-			p.fits.dense[g] = all[g*len(p.shapes) : (g+1)*len(p.shapes) : (g+1)*len(p.shapes)]
-		}
-		for s := range p.shapes {
-			for i, e := range p.byShape[s] {
-				p.fits.dense[e.g][s] = int32(i + 1)
-			}
-		}
+		p.fits.sparse = nil
+		p.buildDenseFitIndex()
 		return
 	}
-	p.fits.sparse = make([]map[int]int32, len(p.shapes))
+	p.fits.dense, p.fits.all = nil, nil
+	if len(p.fits.sparse) != len(p.shapes) {
+		p.fits.sparse = make([]map[int]int32, len(p.shapes))
+	}
 	for s := range p.shapes {
-		m := make(map[int]int32, len(p.byShape[s]))
+		m := p.fits.sparse[s]
+		if m == nil {
+			m = make(map[int]int32, len(p.byShape[s]))
+			p.fits.sparse[s] = m
+		}
+		clear(m)
 		for i, e := range p.byShape[s] {
 			m[e.g] = int32(i + 1)
 		}
-		p.fits.sparse[s] = m
+	}
+}
+
+func (p *problem) buildDenseFitIndex() {
+	n := len(p.shapes)
+	if len(p.fits.dense) != len(p.groups) || len(p.fits.all) != len(p.groups)*n {
+		p.fits.dense = make([][]int32, len(p.groups))
+		p.fits.all = make([]int32, len(p.groups)*n)
+		for g := range p.groups {
+			p.fits.dense[g] = p.fits.all[g*n : (g+1)*n : (g+1)*n]
+		}
+	} else {
+		clear(p.fits.all)
+	}
+	for s := range p.shapes {
+		for i, e := range p.byShape[s] {
+			p.fits.dense[e.g][s] = int32(i + 1)
+		}
 	}
 }
 
