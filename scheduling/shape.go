@@ -290,8 +290,8 @@ func allowedOfferings(it *nodeplan.InstanceType, zr nodeplan.Requirement, hasZ b
 // the one conversion to milli-units, so the amounts are those of Allocatable to the last unit.
 func (d *dims) allocatableInto(v vec, it *nodeplan.InstanceType) {
 	over := [...]corev1.ResourceList{it.Overhead.KubeReserved, it.Overhead.SystemReserved, it.Overhead.EvictionThreshold}
-	for n, q := range it.Capacity {
-		i, ok := d.index[n]
+	for i, n := range d.names { // every capacity name is a dimension (addInputDims)
+		q, ok := it.Capacity[n]
 		if !ok {
 			continue
 		}

@@ -77,9 +77,19 @@ func (d *dims) vec(rl corev1.ResourceList) vec {
 
 // vecInto is vec writing into v (zeroed, of the dimensions' length).
 func (d *dims) vecInto(v vec, rl corev1.ResourceList) {
+	if len(rl)*2 >= len(d.names) {
+		// A lookup per dimension costs a third of walking the map (an instance type's capacity
+		// names most dimensions); a short list (a pod's requests) is walked instead.
+		for i, n := range d.names {
+			if q, ok := rl[n]; ok {
+				v[i] = nodeplan.MilliValue(q) // saturated: 9E fits nowhere instead of wrapping
+			}
+		}
+		return
+	}
 	for n, q := range rl {
 		if i, ok := d.index[n]; ok {
-			v[i] = nodeplan.MilliValue(q) // saturated: 9E fits nowhere instead of wrapping
+			v[i] = nodeplan.MilliValue(q)
 		}
 	}
 }
