@@ -237,7 +237,9 @@ func (p *problem) fillRest(s *shape, entries []fitEntry, rem []int64, st *nodeSt
 
 // fillMix fills one node with the remaining pods in proportion to how many of each are left,
 // then tops it up first-fit. It finds the balanced mixes (cpu-heavy with memory-heavy pods) that
-// greedy-by-size misses. entries are as for fillFFD.
+// greedy-by-size misses. entries are as for fillFFD. It reports false, leaving st undefined,
+// when it would find no node other than fillFFD's: everything fits in one node, fewer than two
+// groups are left, or no group's share rounds to a pod.
 func (p *problem) fillMix(s *shape, entries []fitEntry, rem []int64, st *nodeState, total vec) bool {
 	for i := range total {
 		total[i] = 0
@@ -268,11 +270,13 @@ func (p *problem) fillMix(s *shape, entries []fitEntry, rem []int64, st *nodeSta
 	for _, e := range entries {
 		g := p.groups[e.g]
 		m := st.mask & e.mask
-		if rem[e.g] <= 0 || m == 0 || maxCopies(g.req, st.free, 1) <= 0 || !p.canJoin(s, e, st.placed) {
+		// A group whose share rounds to no pod takes none (maxCopies of 0 is 0): where every
+		// pod is its own group that is nearly all of them, so it is the first test.
+		share := int64(lambda * float64(rem[e.g]))
+		if share <= 0 || m == 0 || maxCopies(g.req, st.free, 1) <= 0 || !p.canJoin(s, e, st.placed) {
 			continue
 		}
-		want := min(int64(lambda*float64(rem[e.g])), g.room(st.placed, ""))
-		k := maxCopies(g.req, st.free, want)
+		k := maxCopies(g.req, st.free, min(share, g.room(st.placed, "")))
 		if k <= 0 {
 			continue
 		}
@@ -280,6 +284,10 @@ func (p *problem) fillMix(s *shape, entries []fitEntry, rem []int64, st *nodeSta
 		st.mask = m
 		st.placed = addPlacement(st.placed, e.g, k)
 		st.value += float64(k) * g.value
+	}
+	if len(st.placed) == 0 {
+		// Nothing in proportion: topping up the empty node is fillFFD's node again.
+		return false
 	}
 	p.fillRest(s, entries, rem, st)
 	return true
