@@ -278,13 +278,13 @@ type absorbMove struct {
 
 // stageAbsorb moves claim i's pods, on copies, into the spare room of the other nodes of its
 // pool that are not removed; ok is false when some pod finds no room. Each node is copied
-// only once a pod actually moves there; the moves are keyed by destination.
-func (p *problem) stageAbsorb(claims []*claim, i int, removed []bool, free []cpuMem) (staged map[int]*absorbMove, ok bool) {
+// only once a pod actually moves there; there is one move per destination. The moves and the
+// one-node groups' destinations are made only when needed: most tries stage nothing.
+func (p *problem) stageAbsorb(claims []*claim, i int, removed []bool, free []cpuMem) (staged []*absorbMove, ok bool) {
 	src := claims[i]
-	staged = map[int]*absorbMove{}
 	// Pods that must share one node (required hostname affinity to their own group) move
 	// together, to one node.
-	singleDst := map[*singleState]int{}
+	var singleDst map[*singleState]int
 	for _, x := range src.placed {
 		left := x.k
 		g := p.groups[x.g]
@@ -296,7 +296,7 @@ func (p *problem) stageAbsorb(claims []*claim, i int, removed []bool, free []cpu
 				continue
 			}
 			// Check against the staged copy if there is one, the node itself otherwise.
-			m := staged[j]
+			m := stagedAt(staged, j)
 			placed, used, mask := dst.placed, dst.used, dst.mask
 			if m != nil {
 				placed, used, mask = m.placed, m.used, m.mask
@@ -316,15 +316,18 @@ func (p *problem) stageAbsorb(claims []*claim, i int, removed []bool, free []cpu
 				if d, ok := singleDst[g.single]; k < left || (ok && d != j) {
 					continue
 				}
+				if singleDst == nil {
+					singleDst = map[*singleState]int{}
+				}
 				singleDst[g.single] = j
 			}
 			if m == nil {
 				m = &absorbMove{dst: j, placed: slices.Clone(dst.placed), used: dst.used.clone(), mask: dst.mask}
+				staged = append(staged, m)
 			}
 			m.placed = addPlacement(m.placed, x.g, k)
 			m.used.addScaled(g.req, k)
 			m.mask &= e.mask
-			staged[j] = m
 			left -= k
 		}
 		if left > 0 {
@@ -332,6 +335,16 @@ func (p *problem) stageAbsorb(claims []*claim, i int, removed []bool, free []cpu
 		}
 	}
 	return staged, true
+}
+
+// stagedAt returns the move staged to node j, nil if none: a node's few pods go to a few nodes.
+func stagedAt(staged []*absorbMove, j int) *absorbMove {
+	for _, m := range staged {
+		if m.dst == j {
+			return m
+		}
+	}
+	return nil
 }
 
 // absorbMaxPods bounds the nodes absorbPass tries to empty: small ones, where it pays; and
