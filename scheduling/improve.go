@@ -18,11 +18,20 @@ import (
 // until a round changes nothing or the round budget is spent. Both moves only ever lower the
 // cost, so the search cannot make a plan worse.
 func (p *problem) improve(u *poolUsage, claims []*claim, rounds int) []*claim {
+	// settled are the claims resize left as they were in a pool without resource limits: the
+	// moves replace the claims they change, and only the limits (through u) could make a
+	// later resize of the same claim find another shape.
+	settled := map[*claim]bool{}
 	for round := 0; round < rounds; round++ {
 		changed := false
 		for _, c := range claims {
+			if settled[c] {
+				continue
+			}
 			if p.resize(u, c) {
 				changed = true
+			} else if !anyTrue(c.shape.pool.limited) {
+				settled[c] = true
 			}
 		}
 		var merged, absorbed bool
