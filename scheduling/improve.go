@@ -262,11 +262,15 @@ func (p *problem) absorbPass(u *poolUsage, claims []*claim) ([]*claim, bool) {
 	return out, true
 }
 
-// cpuMem is a node's free cpu and memory, absorbPass's quick filter.
-type cpuMem struct{ cpu, mem int64 }
+// cpuMem is a node's free cpu and memory and its pool, absorbPass's quick filter: read from
+// one array, without loading the node's claim and shape for the many nodes it rules out.
+type cpuMem struct {
+	cpu, mem int64
+	pool     *pool
+}
 
 func freeCPUMem(s *shape, used vec) cpuMem {
-	return cpuMem{s.alloc[dimCPU] - used[dimCPU], s.alloc[dimMemory] - used[dimMemory]}
+	return cpuMem{s.alloc[dimCPU] - used[dimCPU], s.alloc[dimMemory] - used[dimMemory], s.pool}
 }
 
 func podCount(c *claim) int64 {
@@ -297,13 +301,14 @@ func (p *problem) stageAbsorb(claims []*claim, i int, removed []bool, free []cpu
 	for _, x := range src.placed {
 		left := x.k
 		g := p.groups[x.g]
-		for j, dst := range claims {
+		for j := range claims {
 			if left == 0 {
 				break
 			}
-			if free[j].cpu < g.req[dimCPU] || free[j].mem < g.req[dimMemory] || j == i || removed[j] || dst.shape.pool != src.shape.pool {
+			if f := &free[j]; f.cpu < g.req[dimCPU] || f.mem < g.req[dimMemory] || f.pool != src.shape.pool || j == i || removed[j] {
 				continue
 			}
+			dst := claims[j]
 			// Check against the staged copy if there is one, the node itself otherwise.
 			m := stagedAt(staged, j)
 			placed, used, mask := dst.placed, dst.used, dst.mask
