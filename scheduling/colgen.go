@@ -152,14 +152,12 @@ type colGen struct {
 	settled []bool
 	// budget is the work budget (cgBudget).
 	budget int
-	// refined is each family's LP-relaxation bound over its price at its last check (see
-	// cannotImprove), 0 before one. deferred marks the families whose last search was skipped
-	// at row values deferredAt (see colpool.go).
-	refined    []float64
+	// deferred marks the families whose last search was skipped at row values deferredAt
+	// (see colpool.go).
 	deferred   []bool
 	deferredAt [][]float64
-	// refVal and refAt are each family's last Refine bound and the row values it was at;
-	// gain is scratch for gainBound.
+	// refVal and refAt are each family's last Refine bound (0 before one) and the row values
+	// it was at; gain is scratch for gainBound.
 	refVal []float64
 	refAt  [][]float64
 	gain   []float64
@@ -243,7 +241,6 @@ func (p *problem) newColGen(counts []int64, shapes []*shape) *colGen {
 	c.bound = make([]float64, len(fams))
 	c.last = make([]pattern, len(fams))
 	c.vsum = make([]float64, n)
-	c.refined = make([]float64, len(fams))
 	c.deferred = make([]bool, len(fams))
 	c.deferredAt = make([][]float64, len(fams))
 	c.refVal = make([]float64, len(fams))

@@ -35,14 +35,14 @@ const refineAgain = 1.05
 // bound below their price; their searches were two thirds of the LP's work).
 func (c *colGen) cannotImprove(i int) bool {
 	f := &c.fams[i]
-	if c.ks.Work < c.budget || len(f.items) > exactItems || c.refined[i] > refineAgain {
+	if c.ks.Work < c.budget || len(f.items) > exactItems || c.refVal[i]/f.price > refineAgain {
 		return false
 	}
 	return c.refineBelowPrice(i)
 }
 
 // refineBelowPrice reports whether family i's LP-relaxation bound at vp is at most its price
-// (within cgTol), and records it in refined. Where the bound was below the price at the row
+// (within cgTol), and records it in refVal. Where the bound was below the price at the row
 // values of its last Refine, and what any pattern can gain since (gainBound) keeps it there,
 // that is the answer without a new Refine: most deferred families are checked round after
 // round while the duals move a little.
@@ -56,7 +56,6 @@ func (c *colGen) refineBelowPrice(i int) bool {
 	// The dense simplex: about n pivots of (resources + n rows) × (resources + 2n columns).
 	d := len(f.s.alloc)
 	c.ks.Work += n * (n + d) * (2*n + d)
-	c.refined[i] = r / f.price
 	return r <= f.price*(1+cgTol)
 }
 

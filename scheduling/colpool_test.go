@@ -52,8 +52,8 @@ func TestDeferredSearchesChangeNothing(t *testing.T) {
 				return "", false
 			}
 			if !deferAllowed {
-				for i := range c.refined {
-					c.refined[i] = math.Inf(1) // above refineAgain: never checked, never deferred
+				for i := range c.refVal {
+					c.refVal[i] = math.Inf(1) // above refineAgain: never checked, never deferred
 				}
 			}
 			converged := c.iterate()
