@@ -1026,12 +1026,11 @@ func (s *topoSearch) spreadCounts(sp *tspread, t, d int, held uint, counts []int
 // counts there that do not carry it taken as bound (their pairs dropped): the plan passes when
 // every try leaves nothing.
 func (s *topoSearch) noSpreadWait() bool {
-	type pair = struct{ i, si int }
-	var all []pair
+	var all []spreadPair
 	for i := range s.n {
 		if s.where[i] >= 0 {
 			for si := range s.spreads[i] {
-				all = append(all, pair{i, si})
+				all = append(all, spreadPair{i, si})
 			}
 		}
 	}
@@ -1052,7 +1051,7 @@ func (s *topoSearch) noSpreadWait() bool {
 		}
 		tried[seed{sp.view, d}] = true
 		bound := s.countedApart(sp, d)
-		var next []pair
+		var next []spreadPair
 		for _, q := range live {
 			if bound&(1<<q.i) == 0 {
 				next = append(next, q)
@@ -1067,9 +1066,9 @@ func (s *topoSearch) noSpreadWait() bool {
 
 // shrinkWaits drops from live the pairs that stay within maxSkew even with the pods of the other
 // pairs left pending, until none drops.
-func (s *topoSearch) shrinkWaits(live []struct{ i, si int }) []struct{ i, si int } {
+func (s *topoSearch) shrinkWaits(live []spreadPair) []spreadPair {
 	for len(live) > 0 {
-		var next []struct{ i, si int }
+		var next []spreadPair
 		for _, pr := range live {
 			sp := &s.spreads[pr.i][pr.si]
 			var held uint
@@ -1108,15 +1107,18 @@ func (s *topoSearch) countedApart(sp *tspread, d int) uint {
 	return out
 }
 
+// spreadPair is a placed pod (index i) and one of its spread constraints (s.spreads[i][si]).
+type spreadPair struct{ i, si int }
+
 // settle keeps, of the pairs left (index pairs of pod and spread), those refused while every
 // pod of a pair kept is pending, own domain included, and returns how many are kept.
-func (s *topoSearch) settle(live []struct{ i, si int }) int {
+func (s *topoSearch) settle(live []spreadPair) int {
 	for len(live) > 0 {
 		var pending uint
 		for _, pr := range live {
 			pending |= 1 << pr.i
 		}
-		var next []struct{ i, si int }
+		var next []spreadPair
 		for _, pr := range live {
 			sp := &s.spreads[pr.i][pr.si]
 			if sp.key == keyHost && s.rules.EmptyHostnameDomain {
