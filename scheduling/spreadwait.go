@@ -71,10 +71,7 @@ func (p *problem) famCounts(st *packState, f *spreadFam) (lo, hi map[string]int)
 // spreadWaits returns the pairs left by the search above, in family and part order.
 func (p *problem) spreadWaits(st *packState) []waitPair {
 	m := p.newWaitModel(st)
-	live := make([]bool, len(m.pairs))
-	for i := range live {
-		live[i] = true
-	}
+	live := slices.Repeat([]bool{true}, len(m.pairs))
 	m.mayWaitFixpoint(live)
 	found := slices.Clone(live)
 	m.settleWaits(found)
