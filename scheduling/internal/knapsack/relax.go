@@ -148,17 +148,14 @@ func (k *Solver) lpBound(alloc []int64) float64 {
 	lp := &k.lp
 	lp.a, lp.b, lp.c = lp.a[:0], lp.b[:0], lp.c[:0]
 	for d, c := range alloc {
-		used := false
+		if !k.weighs(d) {
+			continue
+		}
+		// Scale rows to capacity 1 so milli-byte memory and pod counts stay comparable.
 		for j := range k.items {
-			used = used || k.req[j*k.nd+d] > 0
+			lp.a = append(lp.a, float64(k.req[j*k.nd+d])/float64(max(c, 1)))
 		}
-		if used {
-			// Scale rows to capacity 1 so milli-byte memory and pod counts stay comparable.
-			for j := range k.items {
-				lp.a = append(lp.a, float64(k.req[j*k.nd+d])/float64(max(c, 1)))
-			}
-			lp.b = append(lp.b, float64(max(c, 0))/float64(max(c, 1)))
-		}
+		lp.b = append(lp.b, float64(max(c, 0))/float64(max(c, 1)))
 	}
 	for j, it := range k.items {
 		lp.c = append(lp.c, it.v)
