@@ -124,15 +124,7 @@ func (k *Solver) pop(i int, c int64) {
 // more than it holds); the pick goes when its last copy does. The room is counted in
 // integers, so it is exactly what taking n copies fewer in the first place leaves.
 func (k *Solver) give(i int, n int64) {
-	req := k.reqOf(i)
-	free := k.free[:len(req)]
-	if n == 1 {
-		for d, r := range req {
-			free[d] += r
-		}
-	} else {
-		addScaled(free, req, n)
-	}
+	addScaled(k.free, k.reqOf(i), n)
 	last := &k.cur[len(k.cur)-1]
 	if last.n -= n; last.n == 0 {
 		k.cur = k.cur[:len(k.cur)-1]
