@@ -145,12 +145,13 @@ func (lb *launchBuilder) add(c *claim) bool {
 		lb.out = append(lb.out, lb.out[i].clone())
 		return true
 	}
+	key := string(lb.key) // newNodeClaim reuses lb.key
 	nc, ok := lb.newNodeClaim(c)
 	if !ok {
-		lb.index[string(lb.key)] = -1
+		lb.index[key] = -1
 		return false
 	}
-	lb.index[string(lb.key)] = len(lb.out)
+	lb.index[key] = len(lb.out)
 	lb.out = append(lb.out, nc)
 	return true
 }
