@@ -390,7 +390,7 @@ func (lb *launchBuilder) candidates(c *claim) *candidates {
 // fitsAll reports whether every placed group fits shape s on its own.
 func (lb *launchBuilder) fitsAll(s *shape, placed []placement) bool {
 	for _, x := range placed {
-		if !lb.p.fitsAny(s, x.g) {
+		if _, ok := lb.p.fitAny(s, x.g); !ok {
 			return false
 		}
 	}

@@ -97,18 +97,6 @@ func (p *problem) fit(s *shape, g int) (fitEntry, bool) {
 	return p.byShape[s.idx][i-1], true
 }
 
-// fitsAny reports what fitAny does, without reading the entry.
-func (p *problem) fitsAny(s *shape, g int) bool {
-	if p.fitAt(s, g) != 0 {
-		return true
-	}
-	if p.groups[g].with != nil {
-		_, ok := p.fitOnShape(p.groups[g], s)
-		return ok
-	}
-	return false
-}
-
 // orderFits sorts every shape's fit list by group value, largest first: the order a node is
 // filled in (first-fit decreasing by worth, which tracks size across dimensions).
 //
