@@ -164,9 +164,10 @@ func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType) *shapeFacts {
 	// type's labels together; then the node's requirements are built as the pool's, with the
 	// offerings' zones and capacity types (and the type's name where its labels lack it), with
 	// the labels — the one intersection, one long list built instead of three.
-	zr, hasZ := labelRequirement(pl.desc, it.Labels, nodeplan.LabelZone)
-	cr, hasC := labelRequirement(pl.desc, it.Labels, nodeplan.LabelCapacityType)
-	offs, listPrices := allowedOfferings(it, zr, hasZ, cr, hasC, pl.nodeCost)
+	var offReqs offeringReqs
+	offReqs.zone, offReqs.hasZone = labelRequirement(pl.desc, it.Labels, nodeplan.LabelZone)
+	offReqs.ct, offReqs.hasCT = labelRequirement(pl.desc, it.Labels, nodeplan.LabelCapacityType)
+	offs, listPrices := allowedOfferings(it, &offReqs, pl.nodeCost)
 	if len(offs) == 0 {
 		return nil
 	}
@@ -256,14 +257,25 @@ func labelRequirement(rs nodeplan.Requirements, labels map[string]string, key st
 	return r, ok
 }
 
-// allowedOfferings returns the available, priced offerings of it whose zone and capacity type
-// the requirements on them (zr, cr, where present) accept, as Offering.Accepts would, cheapest
+// offeringReqs are the requirements on zone and capacity type that Offering.Accepts reads,
+// looked up once for many offerings (has*: present).
+type offeringReqs struct {
+	zone, ct       nodeplan.Requirement
+	hasZone, hasCT bool
+}
+
+// accepts is Offering.Accepts of the requirements these were read from.
+func (w *offeringReqs) accepts(o nodeplan.Offering) bool {
+	return (!w.hasZone || w.zone.Accepts(o.Zone, true)) && (!w.hasCT || w.ct.Accepts(string(o.CapacityType), true))
+}
+
+// allowedOfferings returns the available, priced offerings of it that where accepts, cheapest
 // first (ties: zone, capacity type), at most maxOfferings, priced with the pool's node cost;
 // and their list prices.
-func allowedOfferings(it *nodeplan.InstanceType, zr nodeplan.Requirement, hasZ bool, cr nodeplan.Requirement, hasC bool, nodeCost float64) ([]nodeplan.Offering, []float64) {
+func allowedOfferings(it *nodeplan.InstanceType, where *offeringReqs, nodeCost float64) ([]nodeplan.Offering, []float64) {
 	offs := make([]nodeplan.Offering, 0, len(it.Offerings))
 	for _, o := range it.Offerings {
-		if o.Available && o.Price > 0 && (!hasZ || zr.Accepts(o.Zone, true)) && (!hasC || cr.Accepts(string(o.CapacityType), true)) {
+		if o.Available && o.Price > 0 && where.accepts(o) {
 			offs = append(offs, o)
 		}
 	}

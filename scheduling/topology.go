@@ -619,8 +619,9 @@ func compatibleAlt(s *shape, alts []nodeplan.Requirements, key string) int {
 // Offering.Accepts reads them, on zone and capacity type — looked up once per domainsFor, not
 // once per shape and offering.
 type altView struct {
-	want, zone, ct      nodeplan.Requirement
-	has, hasZone, hasCT bool
+	want nodeplan.Requirement
+	has  bool
+	offeringReqs
 }
 
 func altViews(alts []nodeplan.Requirements, key string) []altView {
@@ -632,11 +633,6 @@ func altViews(alts []nodeplan.Requirements, key string) []altView {
 		v.ct, v.hasCT = a.Get(nodeplan.LabelCapacityType)
 	}
 	return views
-}
-
-// accepts is Offering.Accepts(alt).
-func (v *altView) accepts(o nodeplan.Offering) bool {
-	return (!v.hasZone || v.zone.Accepts(o.Zone, true)) && (!v.hasCT || v.ct.Accepts(string(o.CapacityType), true))
 }
 
 // noteShape notes the domains of key a node of shape s can have under alt: zones from its
