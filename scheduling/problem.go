@@ -37,8 +37,7 @@ type problem struct {
 	// (packState.usage).
 	bins []*bin
 
-	daemons     []*daemon
-	daemonLists []corev1.ResourceList
+	daemons []*daemon
 	// facts is what this build worked out from the input alone, for a later build on the same
 	// input to take (see buildFacts).
 	facts *buildFacts
@@ -249,11 +248,12 @@ func (p *problem) describe(in *Input, from *buildFacts) error {
 	if err != nil {
 		return err
 	}
-	if err := p.buildDaemons(in.DaemonSets); err != nil {
+	daemonLists, err := p.buildDaemons(in.DaemonSets)
+	if err != nil {
 		return err
 	}
 	p.addInputDims(in)
-	p.finishDaemons()
+	p.finishDaemons(daemonLists)
 	p.setRequests(reqLists)
 	p.facts.dims, p.facts.daemons = p.dims, p.daemons
 	p.facts.groups = make([]groupDesc, len(p.groups))

@@ -328,26 +328,30 @@ type daemon struct {
 	ports []nodeplan.HostPort
 }
 
-func (p *problem) buildDaemons(dss []*appsv1.DaemonSet) error {
+// buildDaemons prepares each DaemonSet's pod, its requests as vectors left to finishDaemons
+// (once every dimension is known), and returns those requests.
+func (p *problem) buildDaemons(dss []*appsv1.DaemonSet) ([]corev1.ResourceList, error) {
+	var lists []corev1.ResourceList
 	for _, ds := range dss {
 		pod := &corev1.Pod{ObjectMeta: ds.Spec.Template.ObjectMeta, Spec: ds.Spec.Template.Spec}
 		pod.Namespace, pod.Name = ds.Namespace, ds.Name
 		alts, err := podAlternatives(pod, nil, false)
 		if err != nil {
-			return &InputError{Object: "DaemonSet " + ds.Namespace + "/" + ds.Name, Err: err}
+			return nil, &InputError{Object: "DaemonSet " + ds.Namespace + "/" + ds.Name, Err: err}
 		}
 		rl := nodeplan.PodRequests(pod)
 		p.dims.addAll(rl)
 		p.daemons = append(p.daemons, &daemon{name: ds.Namespace + "/" + ds.Name, alts: alts,
 			tols: pod.Spec.Tolerations, ports: nodeplan.PodHostPorts(pod), req: nil})
-		p.daemonLists = append(p.daemonLists, rl)
+		lists = append(lists, rl)
 	}
-	return nil
+	return lists, nil
 }
 
-func (p *problem) finishDaemons() {
+// finishDaemons sets each DaemonSet pod's requests (lists, from buildDaemons) over the dimensions.
+func (p *problem) finishDaemons(lists []corev1.ResourceList) {
 	for i, d := range p.daemons {
-		d.req = p.dims.vec(p.daemonLists[i])
+		d.req = p.dims.vec(lists[i])
 	}
 }
 
