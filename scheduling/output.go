@@ -378,7 +378,7 @@ func (lb *launchBuilder) candidates(c *claim) *candidates {
 	}
 	cs.take = make([]uint64, (len(cs.order)+63)/64)
 	for i, o := range cs.order {
-		if !lb.fitsAll(o.s, c.placed) || ((!single || len(o.s.narrowKeys) > 0) && o.s.reqs.Compatible(cs.reqs) != nil) {
+		if !lb.fitsAll(o.s, c.placed) || ((!single || len(o.s.narrowKeys) > 0) && !o.s.reqs.compatible(cs.reqs)) {
 			continue
 		}
 		cs.take[i/64] |= 1 << uint(i%64)

@@ -128,7 +128,7 @@ func (p *problem) fitOnShape(g *group, s *shape) (fitEntry, bool) {
 		return fitEntry{}, false
 	}
 	for ai, alt := range g.alts {
-		if s.reqs.Compatible(alt) == nil {
+		if s.reqs.compatible(alt) {
 			if m := offeringMask(s, alt); m != 0 {
 				return fitEntry{g: g.id, mask: m, alt: ai}, true
 			}

@@ -606,7 +606,7 @@ func shapeAltFits(pl *pool, alts []nodeplan.Requirements) []altFit {
 	for i, s := range pl.shapes {
 		fits[i] = altFit{alt: -1}
 		for ai, alt := range alts {
-			if s.reqs.Compatible(alt) != nil {
+			if !s.reqs.compatible(alt) {
 				continue
 			}
 			if mask := offeringMask(s, alt); mask != 0 {

@@ -37,8 +37,6 @@ type pool struct {
 	// nodeCost is what each node of the pool costs beyond its instance's price (NodeCost):
 	// every offering price a shape holds includes it.
 	nodeCost float64
-	// wheres are the sets of zones and capacity types its shapes were built with (where).
-	wheres []poolWhere
 }
 
 // shape is one instance type as a node of one pool: what it offers pods once DaemonSets are
@@ -65,7 +63,7 @@ type shapeFacts struct {
 	dsPorts  []nodeplan.HostPort
 	// reqs describes the node completely: pool requirements and labels, instance-type labels,
 	// the zones and capacity types of its offerings.
-	reqs nodeplan.Requirements
+	reqs shapeReqs
 	// offerings are the available offerings the pool allows, cheapest first (ties: zone,
 	// capacity type), priced with the pool's node cost; listPrices are their own prices. At
 	// most 64, so a set of them fits in a uint64.
@@ -139,9 +137,10 @@ func (p *problem) poolShapeFacts(pl *pool, its []nodeplan.InstanceType, from *bu
 		p.facts.shapes = append(p.facts.shapes, from.shapes[pl.idx])
 		return from.shapes[pl.idx]
 	}
-	var out []*shapeFacts
-	for i := range its {
-		if f := p.newShape(pl, &its[i]); f != nil {
+	b := p.newShapeBuilder(pl, its)
+	out := make([]*shapeFacts, 0, len(b.its))
+	for _, it := range b.its {
+		if f := b.newShape(it); f != nil {
 			out = append(out, f)
 		}
 	}
@@ -152,51 +151,85 @@ func (p *problem) poolShapeFacts(pl *pool, its []nodeplan.InstanceType, from *bu
 	return out
 }
 
-// newShape returns the facts of it as a node of pool pl, or nil when the pool can never launch
-// it (its labels conflict with the pool's requirements, or no offering is available and
-// allowed). It runs for every pool and instance type of every solve, so it allocates little:
-// the catalog is hundreds of types and a small solve's whole cost was mostly here.
-func (p *problem) newShape(pl *pool, it *nodeplan.InstanceType) *shapeFacts {
-	if !pl.mayLaunch(it) {
-		return nil
+// shapeBuilder builds one pool's shapes. It runs for every pool and instance type of every
+// solve, so it allocates little: the catalog is hundreds of types and a small solve's whole
+// cost was mostly here. The facts, offerings, prices and vectors of all the pool's shapes are
+// cut from one backing array each, sized for the types the pool may launch.
+type shapeBuilder struct {
+	p  *problem
+	pl *pool
+	// its are the types the pool's requirements accept (mayLaunch).
+	its    []*nodeplan.InstanceType
+	facts  []shapeFacts
+	offs   []nodeplan.Offering
+	prices []float64
+	vecs   vec
+	// tolerated[i]: DaemonSet i tolerates the pool's taints.
+	tolerated []bool
+	// wheres are the sets of zones and capacity types the shapes were built with (where);
+	// zones and cts are where's scratch.
+	wheres     []poolWhere
+	zones, cts []string
+}
+
+func (p *problem) newShapeBuilder(pl *pool, its []nodeplan.InstanceType) *shapeBuilder {
+	b := &shapeBuilder{p: p, pl: pl}
+	offs := 0
+	for i := range its {
+		if pl.mayLaunch(&its[i]) {
+			b.its = append(b.its, &its[i])
+			offs += len(its[i].Offerings)
+		}
 	}
+	n := len(p.dims.names)
+	b.facts = make([]shapeFacts, len(b.its))
+	b.offs = make([]nodeplan.Offering, offs)
+	b.prices = make([]float64, offs)
+	b.vecs = make(vec, 3*n*len(b.its))
+	b.tolerated = make([]bool, len(p.daemons))
+	for i, d := range p.daemons {
+		_, blocked := nodeplan.UntoleratedTaint(d.tols, pl.np.Template.Taints)
+		b.tolerated[i] = !blocked
+	}
+	return b
+}
+
+// newShape returns the facts of it as a node of the pool, or nil when no offering is available
+// and allowed. The type's labels were accepted already (mayLaunch).
+func (b *shapeBuilder) newShape(it *nodeplan.InstanceType) *shapeFacts {
+	pl := b.pl
 	// The offerings are filtered by the zone and capacity-type requirements of the pool and the
-	// type's labels together; then the node's requirements are built as the pool's, with the
-	// offerings' zones and capacity types (and the type's name where its labels lack it), with
-	// the labels — the one intersection, one long list built instead of three.
+	// type's labels together; then the node is described as the pool's requirements with the
+	// offerings' zones and capacity types, and the type's labels (shapeReqs).
 	var offReqs offeringReqs
 	offReqs.zone, offReqs.hasZone = labelRequirement(pl.desc, it.Labels, nodeplan.LabelZone)
 	offReqs.ct, offReqs.hasCT = labelRequirement(pl.desc, it.Labels, nodeplan.LabelCapacityType)
-	offs, listPrices := allowedOfferings(it, &offReqs, pl.nodeCost)
+	offs := allowedOfferings(b.offs[:0:len(it.Offerings)], it, &offReqs)
 	if len(offs) == 0 {
 		return nil
 	}
-	reqs := pl.where(offs)
-	if _, ok := it.Labels[nodeplan.LabelInstanceType]; !ok {
-		reqs = reqs.Add(nodeplan.In(nodeplan.LabelInstanceType, it.Name))
+	b.offs = b.offs[len(offs):]
+	s := &b.facts[0]
+	b.facts = b.facts[1:]
+	s.it, s.offerings, s.minPrice = it, offs, offs[0].Price+pl.nodeCost
+	s.listPrices, b.prices = b.prices[:len(offs):len(offs)], b.prices[len(offs):]
+	for i := range offs {
+		s.listPrices[i] = offs[i].Price
+		offs[i].Price += pl.nodeCost
 	}
-	reqs = reqs.IntersectLabels(it.Labels)
-	s := &shapeFacts{it: it, reqs: reqs, offerings: offs, listPrices: listPrices, minPrice: offs[0].Price}
-	n := len(p.dims.names)
-	buf := make(vec, 3*n) // capacity, alloc and ds in one allocation
-	s.capacity, s.alloc, s.ds = buf[:n:n], buf[n:2*n:2*n], buf[2*n:]
-	p.dims.vecInto(s.capacity, it.Capacity)
-	p.dims.allocatableInto(s.alloc, it)
-	for _, d := range p.daemons {
-		if d.runsOn(reqs, pl.np.Template.Taints) {
+	s.reqs = shapeReqs{where: b.where(offs), labels: it.Labels, name: it.Name, named: true}
+	n := len(b.p.dims.names)
+	s.capacity, s.alloc, s.ds, b.vecs = b.vecs[:n:n], b.vecs[n:2*n:2*n], b.vecs[2*n:3*n:3*n], b.vecs[3*n:]
+	b.p.dims.vecInto(s.capacity, it.Capacity)
+	b.p.dims.allocatableInto(s.alloc, it)
+	for i, d := range b.p.daemons {
+		if b.tolerated[i] && d.runsOn(&s.reqs) {
 			s.ds.add(d.req)
 			s.dsPorts = append(s.dsPorts, d.ports...)
 		}
 	}
 	s.alloc.sub(s.ds)
-	for _, r := range reqs.All() {
-		if r.Key == nodeplan.LabelZone || r.Key == nodeplan.LabelCapacityType {
-			continue
-		}
-		if _, single := r.Single(); !single {
-			s.narrowKeys = append(s.narrowKeys, r.Key)
-		}
-	}
+	s.narrowKeys = s.reqs.narrowKeys()
 	return s
 }
 
@@ -220,25 +253,27 @@ func (pl *pool) mayLaunch(it *nodeplan.InstanceType) bool {
 
 // where returns the pool's requirements with the zones and capacity types of offs: a catalog
 // has a handful of such sets (types sold in the same zones), so each is built once per pool.
-func (pl *pool) where(offs []nodeplan.Offering) nodeplan.Requirements {
-	zones, cts := make([]string, len(offs)), make([]string, len(offs))
-	for i, o := range offs {
-		zones[i], cts[i] = o.Zone, string(o.CapacityType)
+func (b *shapeBuilder) where(offs []nodeplan.Offering) nodeplan.Requirements {
+	zones, cts := b.zones[:0], b.cts[:0]
+	for _, o := range offs {
+		zones, cts = append(zones, o.Zone), append(cts, string(o.CapacityType))
 	}
 	slices.Sort(zones)
 	slices.Sort(cts)
 	zones, cts = slices.Compact(zones), slices.Compact(cts)
-	for _, w := range pl.wheres {
+	b.zones, b.cts = zones, cts
+	for _, w := range b.wheres {
 		if slices.Equal(w.zones, zones) && slices.Equal(w.cts, cts) {
 			return w.reqs
 		}
 	}
-	reqs := pl.desc.Intersect(nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelZone, zones...), nodeplan.In(nodeplan.LabelCapacityType, cts...)))
-	pl.wheres = append(pl.wheres, poolWhere{zones: zones, cts: cts, reqs: reqs})
+	zones, cts = slices.Clone(zones), slices.Clone(cts)
+	reqs := b.pl.desc.Intersect(nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelZone, zones...), nodeplan.In(nodeplan.LabelCapacityType, cts...)))
+	b.wheres = append(b.wheres, poolWhere{zones: zones, cts: cts, reqs: reqs})
 	return reqs
 }
 
-// poolWhere is the pool's requirements with a set of zones and capacity types (pool.where).
+// poolWhere is the pool's requirements with a set of zones and capacity types (where).
 type poolWhere struct {
 	zones, cts []string
 	reqs       nodeplan.Requirements
@@ -269,31 +304,20 @@ func (w *offeringReqs) accepts(o nodeplan.Offering) bool {
 	return (!w.hasZone || w.zone.Accepts(o.Zone, true)) && (!w.hasCT || w.ct.Accepts(string(o.CapacityType), true))
 }
 
-// allowedOfferings returns the available, priced offerings of it that where accepts, cheapest
-// first (ties: zone, capacity type), at most maxOfferings, priced with the pool's node cost;
-// and their list prices.
-func allowedOfferings(it *nodeplan.InstanceType, where *offeringReqs, nodeCost float64) ([]nodeplan.Offering, []float64) {
-	offs := make([]nodeplan.Offering, 0, len(it.Offerings))
+// allowedOfferings appends to offs (empty, with room for all of it.Offerings) the available,
+// priced offerings of it that where accepts, cheapest first (ties: zone, capacity type), at
+// most maxOfferings, at their list prices.
+func allowedOfferings(offs []nodeplan.Offering, it *nodeplan.InstanceType, where *offeringReqs) []nodeplan.Offering {
 	for _, o := range it.Offerings {
 		if o.Available && o.Price > 0 && where.accepts(o) {
 			offs = append(offs, o)
 		}
 	}
-	if len(offs) == 0 {
-		return nil, nil
-	}
 	slices.SortStableFunc(offs, func(a, b nodeplan.Offering) int {
 		return cmp.Or(cmp.Compare(a.Price, b.Price), strings.Compare(a.Zone, b.Zone), strings.Compare(string(a.CapacityType), string(b.CapacityType)))
 	})
-	if len(offs) > maxOfferings {
-		offs = offs[:maxOfferings]
-	}
-	listPrices := make([]float64, len(offs))
-	for i := range offs {
-		listPrices[i] = offs[i].Price
-		offs[i].Price += nodeCost
-	}
-	return offs, listPrices
+	n := min(len(offs), maxOfferings)
+	return offs[:n:n]
 }
 
 // allocatableInto writes it.Allocatable() into v (zeroed, of the dimensions' length) without
@@ -355,13 +379,11 @@ func (p *problem) finishDaemons(lists []corev1.ResourceList) {
 	}
 }
 
-// runsOn reports whether the DaemonSet would run a pod on a node described by reqs with taints.
-func (d *daemon) runsOn(reqs nodeplan.Requirements, taints []corev1.Taint) bool {
-	if _, blocked := nodeplan.UntoleratedTaint(d.tols, taints); blocked {
-		return false
-	}
+// runsOn reports whether the DaemonSet's pod, tolerating the node's taints, would run on a node
+// described by reqs: some alternative of its node affinity accepts the node.
+func (d *daemon) runsOn(reqs *shapeReqs) bool {
 	for _, a := range d.alts {
-		if reqs.Compatible(a) == nil {
+		if reqs.compatible(a) {
 			return true
 		}
 	}

@@ -102,3 +102,80 @@ func TestMayLaunchIsIntersectionNotEmpty(t *testing.T) {
 		}
 	})
 }
+
+// shapeReqs must answer every question as the requirements it stands for would:
+// where.IntersectLabels(labels), with the type's name added as the instance-type label when
+// the labels lack one — the list newShape built before.
+func TestShapeReqsIsIntersection(t *testing.T) {
+	keys := []string{nodeplan.LabelInstanceType, nodeplan.LabelZone, "category", "generation", "other"}
+	rapid.Check(t, func(rt *rapid.T) {
+		where := drawRequirements(rt, "where", keys)
+		labels := map[string]string{}
+		for _, k := range keys {
+			if rapid.Bool().Draw(rt, "has "+k) {
+				labels[k] = rapid.SampledFrom(shapeReqsValues).Draw(rt, "value")
+			}
+		}
+		n := shapeReqs{where: where, labels: labels, name: "m5.large", named: true}
+		full := where
+		if _, ok := labels[nodeplan.LabelInstanceType]; !ok {
+			full = full.Add(nodeplan.In(nodeplan.LabelInstanceType, n.name))
+		}
+		full = full.IntersectLabels(labels)
+		if rapid.Bool().Draw(rt, "unnamed") { // a shape with no facts (binBound's) is unnamed
+			n.named, n.labels, full = false, nil, where
+		}
+		pod := drawRequirements(rt, "pod", keys)
+		if got, want := n.compatible(pod), full.Compatible(pod) == nil; got != want {
+			rt.Fatalf("compatible(%v) on %v = %v, want %v", pod, full, got, want)
+		}
+		skip := rapid.SampledFrom(keys).Draw(rt, "skip")
+		if got, want := n.compatibleIgnoring(pod, skip), compatibleIgnoring(full, pod, skip) == nil; got != want {
+			rt.Fatalf("compatibleIgnoring(%v, %s) on %v = %v, want %v", pod, skip, full, got, want)
+		}
+		for _, k := range keys {
+			got, gotOK := n.get(k)
+			want, wantOK := full.Get(k)
+			if gotOK != wantOK || !got.Equal(want) || got.MinValues != want.MinValues {
+				rt.Fatalf("get(%s) on %v = %v %v, want %v %v", k, full, got, gotOK, want, wantOK)
+			}
+		}
+		var narrow []string
+		for _, r := range full.All() {
+			if _, single := r.Single(); !single && r.Key != nodeplan.LabelZone && r.Key != nodeplan.LabelCapacityType {
+				narrow = append(narrow, r.Key)
+			}
+		}
+		if diff := cmp.Diff(narrow, n.narrowKeys()); diff != "" {
+			rt.Fatalf("narrowKeys of %v (-want +got):\n%s", full, diff)
+		}
+	})
+}
+
+var shapeReqsValues = []string{"1", "4", "5", "c", "m5.large"}
+
+// drawRequirements draws a requirement, or none, on each key, with any operator.
+func drawRequirements(rt *rapid.T, label string, keys []string) nodeplan.Requirements {
+	var rs nodeplan.Requirements
+	for _, k := range keys {
+		op := rapid.SampledFrom([]corev1.NodeSelectorOperator{"", corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn,
+			corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist, corev1.NodeSelectorOpGt,
+			corev1.NodeSelectorOpLt, nodeplan.NodeSelectorOpGte, nodeplan.NodeSelectorOpLte}).Draw(rt, label+" op")
+		var vals []string
+		switch op {
+		case "":
+			continue
+		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
+			vals = rapid.SliceOfNDistinct(rapid.SampledFrom(shapeReqsValues), 1, 3, rapid.ID).Draw(rt, label+" vals")
+		case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt, nodeplan.NodeSelectorOpGte, nodeplan.NodeSelectorOpLte:
+			vals = []string{rapid.SampledFrom([]string{"1", "4", "5"}).Draw(rt, label+" n")}
+		}
+		r, err := nodeplan.NewRequirement(k, op, vals...)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		r.MinValues = rapid.IntRange(0, 2).Draw(rt, label+" minValues")
+		rs = rs.Add(r)
+	}
+	return rs
+}

@@ -608,7 +608,7 @@ func (d *domainPrices) asMap() map[string]float64 {
 // compatibleAlt returns the index of the first of alts the shape s can satisfy, key aside, or -1.
 func compatibleAlt(s *shape, alts []nodeplan.Requirements, key string) int {
 	for i := range alts {
-		if compatibleIgnoring(s.reqs, alts[i], key) == nil {
+		if s.reqs.compatibleIgnoring(alts[i], key) {
 			return i
 		}
 	}
@@ -649,7 +649,7 @@ func (d *domainPrices) noteShape(s *shape, alt *altView, key string) {
 		}
 		return
 	}
-	r, ok := s.reqs.Get(key)
+	r, ok := s.reqs.get(key)
 	if !ok || r.Len() == math.MaxInt {
 		return
 	}
