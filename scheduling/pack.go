@@ -101,7 +101,8 @@ func (p *problem) fit(s *shape, g int) (fitEntry, bool) {
 // filled in (first-fit decreasing by worth, which tracks size across dimensions).
 //
 // The order is one total order of the groups (by value, then group), so the groups are ranked
-// once and each list sorted by rank.
+// once and the lists filled again in that order (fillFits): linear in the entries, where
+// sorting each list was most of a drawn mix's setValues.
 func (p *problem) orderFits() {
 	order := make([]int, len(p.groups))
 	for i := range order {
@@ -110,13 +111,7 @@ func (p *problem) orderFits() {
 	slices.SortFunc(order, func(a, b int) int {
 		return cmp.Or(cmp.Compare(p.groups[b].value, p.groups[a].value), cmp.Compare(a, b))
 	})
-	rank := make([]int32, len(p.groups))
-	for r, g := range order {
-		rank[g] = int32(r)
-	}
-	for s := range p.byShape {
-		slices.SortFunc(p.byShape[s], func(a, b fitEntry) int { return cmp.Compare(rank[a.g], rank[b.g]) })
-	}
+	p.fillFits(order)
 	p.buildFitIndex()
 }
 

@@ -46,6 +46,8 @@ type problem struct {
 	// labels, taints, host ports against DaemonSets and offerings are settled here once.
 	byShape [][]fitEntry
 	fits    fitIndex
+	// fitSrc is what the fit lists are filled from (buildFits, orderFits).
+	fitSrc fitSource
 	// poolOK[g][pool] says whether group g has any shape in the pool.
 	poolOK [][]bool
 	// ncaps counts the shared per-node caps (nodeCap.idx).
@@ -492,6 +494,7 @@ func (p *problem) buildFits(from *buildFacts) {
 		p.poolOK[g.id] = ok[g.id*len(p.pools) : (g.id+1)*len(p.pools) : (g.id+1)*len(p.pools)]
 	}
 	fitsOf, marks, sizes := p.settleFits(from)
+	p.fitSrc = fitSource{fitsOf: fitsOf, marks: marks}
 	total := 0
 	for _, n := range sizes {
 		total += n
@@ -501,16 +504,43 @@ func (p *problem) buildFits(from *buildFacts) {
 		p.byShape[i] = all[:0:n]
 		all = all[n:n:cap(all)]
 	}
-	for _, pl := range p.pools {
-		words := (len(pl.shapes) + 63) / 64
-		for _, g := range p.groups {
-			fits := fitsOf[pl.idx][g.id]
-			for w, m := range marks[pl.idx][g.id*words : (g.id+1)*words] {
+	p.fillFits(nil)
+}
+
+// fitSource is what settleFits worked out, kept to fill the fit lists again in another order
+// of the groups (orderFits).
+type fitSource struct {
+	// fitsOf[pool][group] is the alternative each shape of the pool accepts (nil: the group may
+	// never go to the pool); marks[pool] a bit per shape of the pool, words of 64 per group: the
+	// shapes the group fits.
+	fitsOf [][][]altFit
+	marks  [][]uint64
+}
+
+// fillFits fills every shape's fit list with the groups in order (their ids; nil: by id), each
+// list holding a group once and in the order given: filling them again in another order is
+// sorting them, in time linear in the entries.
+func (p *problem) fillFits(order []int) {
+	for s := range p.byShape {
+		p.byShape[s] = p.byShape[s][:0]
+	}
+	for i := range p.groups {
+		gi := i
+		if order != nil {
+			gi = order[i]
+		}
+		for _, pl := range p.pools {
+			fits := p.fitSrc.fitsOf[pl.idx][gi]
+			if fits == nil {
+				continue
+			}
+			words := (len(pl.shapes) + 63) / 64
+			for w, m := range p.fitSrc.marks[pl.idx][gi*words : (gi+1)*words] {
 				for ; m != 0; m &= m - 1 {
 					i := w*64 + bits.TrailingZeros64(m)
 					s := pl.shapes[i]
-					p.byShape[s.idx] = append(p.byShape[s.idx], fitEntry{g: g.id, mask: fits[i].mask, alt: fits[i].alt})
-					p.poolOK[g.id][pl.idx] = true
+					p.byShape[s.idx] = append(p.byShape[s.idx], fitEntry{g: gi, mask: fits[i].mask, alt: fits[i].alt})
+					p.poolOK[gi][pl.idx] = true
 				}
 			}
 		}
