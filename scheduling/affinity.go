@@ -25,7 +25,7 @@ import (
 // pending group that matches without carrying the same required terms; or, when only groups
 // carrying the same terms (its co-carriers, subgroups included) match, the one domain where
 // all of them start.
-func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map[*group]groupTopo, memo termMatches) {
+func (p *problem) applyAffinity(g *group, i int, running []existingPod, topo map[*group]groupTopo, memo *affinityMemo) {
 	ask := newAffinityAsk(g, i, topo, memo)
 	if p.followRunning(ask, running) {
 		return
@@ -49,11 +49,28 @@ type affinityAsk struct {
 	sig       string
 	// self: g's own pods match.
 	self bool
+	// required: the term is one of g's required terms, so match and coCarrier are the same for
+	// every group carrying the same terms.
+	required bool
 }
 
-// termMatches remembers, per set of required terms (by affSig), which pods match them all:
-// every group of a pending match is asked about by every group carrying the same terms, and on
-// the drawn mix a few sets of terms are carried by hundreds of groups.
+// affinityMemo is what applyAffinity remembers from one group to the next: every group of a
+// pending match is asked about by every group carrying the same terms, and on the drawn mix a
+// few sets of terms are carried by hundreds of groups.
+type affinityMemo struct {
+	// all holds, per set of required terms (by affSig), which pods match them all.
+	all termMatches
+	// pending holds, per set of required terms (by affSig), the pending groups that match them
+	// (pendingScan), worked out while the problem had groups groups.
+	pending map[string][]pendingMatch
+	groups  int
+}
+
+func newAffinityMemo() *affinityMemo {
+	return &affinityMemo{all: termMatches{}, pending: map[string][]pendingMatch{}}
+}
+
+// termMatches remembers, per set of required terms (by affSig), which pods match them all.
 type termMatches map[string]map[*corev1.Pod]bool
 
 // all is matchesAll(terms, pod) for the terms whose signature is sig.
@@ -71,7 +88,15 @@ func (tm termMatches) all(sig string, terms []podTerm, pod *corev1.Pod) bool {
 	return v
 }
 
-func newAffinityAsk(g *group, i int, topo map[*group]groupTopo, memo termMatches) affinityAsk {
+// pendingMatch is a pending group that matches an ask: a co-carrier of the asking group, or
+// independent (it binds on its own: it matches its own required terms, a running pod does, or
+// it has none), or neither.
+type pendingMatch struct {
+	h         *group
+	co, indep bool
+}
+
+func newAffinityAsk(g *group, i int, topo map[*group]groupTopo, memo *affinityMemo) affinityAsk {
 	t := topo[g]
 	ask := affinityAsk{g: g, term: &t.affinity[i], sig: fmt.Sprintf("%p", g.rep)}
 	ask.match = ask.term.matches
@@ -79,8 +104,8 @@ func newAffinityAsk(g *group, i int, topo map[*group]groupTopo, memo termMatches
 	if i < t.reqAff {
 		terms := t.affinity[:t.reqAff]
 		sig := t.affSig
-		ask.match = func(pod *corev1.Pod) bool { return memo.all(sig, terms, pod) }
-		ask.sig = sig
+		ask.match = func(pod *corev1.Pod) bool { return memo.all.all(sig, terms, pod) }
+		ask.sig, ask.required = sig, true
 		ask.coCarrier = func(h *group) bool { return topo[h].affSig == sig }
 	}
 	ask.self = ask.match(g.rep)
@@ -122,27 +147,50 @@ func (p *problem) followRunning(ask affinityAsk, running []existingPod) bool {
 // wait, in turn, for g (as h might, or as the targets chosen so far would make it) never binds
 // and is left out; a match that binds after its own partners still binds sooner or later, so g
 // may not start on its own beside it either.
-func (p *problem) pendingMatches(ask affinityAsk, running []existingPod, topo map[*group]groupTopo, memo termMatches) (indep, co []*group) {
+func (p *problem) pendingMatches(ask affinityAsk, running []existingPod, topo map[*group]groupTopo, memo *affinityMemo) (indep, co []*group) {
 	var chained []*group
-	for _, h := range p.groups {
-		if h.blocked != nil || !ask.match(h.rep) {
-			continue
-		}
-		if ask.coCarrier(h) {
+	for _, m := range memo.pendingScan(p, ask, running, topo) {
+		h := m.h
+		switch {
+		case h.blocked != nil:
+		case m.co:
 			co = append(co, h)
-			continue
-		}
-		ht := topo[h]
-		if ht.reqAff == 0 || memo.all(ht.affSig, ht.affinity[:ht.reqAff], h.rep) ||
-			slices.ContainsFunc(running, func(e existingPod) bool { return matchesAll(ht.affinity[:ht.reqAff], e.pod) }) {
-			indep = append(indep, h) // it binds on its own
-			continue
-		}
-		if p.startable(h, ask.g, running, topo) && !follows(h, ask.g) {
+		case m.indep:
+			indep = append(indep, h)
+		case p.startable(h, ask.g, running, topo) && !follows(h, ask.g):
 			chained = append(chained, h)
 		}
 	}
 	return append(indep, chained...), co
+}
+
+// pendingScan returns the pending groups that match ask, blocked or not, in the problem's
+// order: for a required term from the memo, the same for every group carrying the same terms.
+func (memo *affinityMemo) pendingScan(p *problem, ask affinityAsk, running []existingPod, topo map[*group]groupTopo) []pendingMatch {
+	if memo.groups != len(p.groups) {
+		clear(memo.pending) // groups were split since: scan again
+		memo.groups = len(p.groups)
+	}
+	if out, ok := memo.pending[ask.sig]; ok && ask.required {
+		return out
+	}
+	var out []pendingMatch
+	for _, h := range p.groups {
+		if !ask.match(h.rep) {
+			continue
+		}
+		m := pendingMatch{h: h, co: ask.coCarrier(h)}
+		if !m.co {
+			ht := topo[h]
+			m.indep = ht.reqAff == 0 || memo.all.all(ht.affSig, ht.affinity[:ht.reqAff], h.rep) ||
+				slices.ContainsFunc(running, func(e existingPod) bool { return matchesAll(ht.affinity[:ht.reqAff], e.pod) })
+		}
+		out = append(out, m)
+	}
+	if ask.required {
+		memo.pending[ask.sig] = out
+	}
+	return out
 }
 
 // followOnNode handles a hostname term without a running match: the group is placed after an

@@ -66,6 +66,8 @@ type problem struct {
 	//
 	// topo holds each group's parsed topology constraints.
 	topo map[*group]groupTopo
+	// domainMemo holds what the shapes offer on a key, per list of alternatives (domains.go).
+	domainMemo domainMemo
 	// affinityDomain is the domain chosen for a self-affine group (and all its subgroups).
 	affinityDomain map[string]string
 	// singles are the one-node states, by representative pod.

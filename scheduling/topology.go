@@ -3,7 +3,6 @@ package scheduling
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -352,7 +351,7 @@ func (p *problem) applyZoneTopology(fams []*spreadFam, running, counted []existi
 		}
 		return !slices.ContainsFunc(laterFams, func(f *spreadFam) bool { return p.carries(g, f) })
 	})
-	memo := termMatches{}
+	memo := newAffinityMemo()
 	for _, g := range slices.Clone(p.groups) {
 		for i := range p.topo[g].affinity {
 			p.relaxable = true
@@ -436,6 +435,7 @@ func pendingPods(groups []*group) int {
 // conflicts with the other groups the term selects, and avoids nodes running a pod it selects.
 func (p *problem) applyHostnameAnti(running []existingPod) {
 	antiFams := map[string]*nodeCap{}
+	selects := map[string][]*group{}
 	for _, g := range p.groups {
 		t := p.topo[g]
 		for i := range t.anti {
@@ -454,8 +454,8 @@ func (p *problem) applyHostnameAnti(running []existingPod) {
 				c.members = append(c.members, g)
 				g.caps = append(g.caps, c)
 			}
-			for _, h := range p.groups {
-				if h != g && a.matches(h.rep) {
+			for _, h := range p.selected(a, selects) {
+				if h != g {
 					g.conflict(h)
 					h.conflict(g)
 				}
@@ -467,6 +467,22 @@ func (p *problem) applyHostnameAnti(running []existingPod) {
 			}
 		}
 	}
+}
+
+// selected returns the groups term a selects, from memo (by the term's signature: on the drawn
+// mixes hundreds of groups carry the same few terms).
+func (p *problem) selected(a *podTerm, memo map[string][]*group) []*group {
+	sig := a.sig()
+	hs, ok := memo[sig]
+	if !ok {
+		for _, h := range p.groups {
+			if a.matches(h.rep) {
+				hs = append(hs, h)
+			}
+		}
+		memo[sig] = hs
+	}
+	return hs
 }
 
 // numberGroupsAndCaps gives every group its final id (topology added subgroups) and every cap its
@@ -525,160 +541,6 @@ func (p *problem) pin(g *group, key string, values ...string) {
 func (p *problem) exclude(g *group, key string, values ...string) {
 	for i := range g.alts {
 		g.alts[i] = g.alts[i].Add(nodeplan.NotIn(key, values...))
-	}
-}
-
-// domains returns the values of key the group could be placed in — from the shapes of pools
-// it may use and from existing nodes it may use — each with the cheapest price seen there.
-func (p *problem) domains(g *group, key string) map[string]float64 {
-	return p.domainsFor(g, g.alts, key, true, true, true)
-}
-
-// domainsFor is domains for the given alternatives; with honorTaints false, pools whose taints
-// the group does not tolerate count too (a spread's domains under nodeTaintsPolicy Ignore).
-// withBins adds existing nodes: with mustFit, those the group may go to; without, every node
-// a spread counts (its labels match the alternatives; its taints matter only if honoured).
-func (p *problem) domainsFor(g *group, alts []nodeplan.Requirements, key string, honorTaints, mustFit, withBins bool) map[string]float64 {
-	out := &domainPrices{}
-	views := altViews(alts, key)
-	for _, pl := range p.pools {
-		if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints); blocked && honorTaints {
-			continue
-		}
-		for _, s := range pl.shapes {
-			if mustFit && !g.req.fitsIn(s.alloc) {
-				continue
-			}
-			if i := compatibleAlt(s, alts, key); i >= 0 {
-				out.noteShape(s, &views[i], key)
-			}
-		}
-	}
-	switch {
-	case withBins && !mustFit:
-		p.noteCountedBins(out, g, alts, key, honorTaints)
-	case withBins || len(out.vals) == 0:
-		for _, b := range p.bins {
-			if v, ok := b.labels[key]; ok && b.admits(g, nil) {
-				out.note(v, 0)
-			}
-		}
-	}
-	return out.asMap()
-}
-
-// domainPrices collects domains (values of a topology key) with the cheapest price seen in
-// each. A key has few values (zones), each noted once per shape and offering: a short list
-// searched in order costs less than a map lookup per note.
-type domainPrices struct {
-	vals   []string
-	prices []float64
-}
-
-func (d *domainPrices) note(v string, price float64) {
-	for i, u := range d.vals {
-		if u == v {
-			d.prices[i] = min(d.prices[i], price)
-			return
-		}
-	}
-	d.vals = append(d.vals, v)
-	d.prices = append(d.prices, price)
-}
-
-// covers reports whether v is noted at price or less.
-func (d *domainPrices) covers(v string, price float64) bool {
-	for i, u := range d.vals {
-		if u == v {
-			return d.prices[i] <= price
-		}
-	}
-	return false
-}
-
-// asMap returns the domains noted, each with its cheapest price.
-func (d *domainPrices) asMap() map[string]float64 {
-	out := make(map[string]float64, len(d.vals))
-	for i, v := range d.vals {
-		out[v] = d.prices[i]
-	}
-	return out
-}
-
-// compatibleAlt returns the index of the first of alts the shape s can satisfy, key aside, or -1.
-func compatibleAlt(s *shape, alts []nodeplan.Requirements, key string) int {
-	for i := range alts {
-		if s.reqs.compatibleIgnoring(alts[i], key) {
-			return i
-		}
-	}
-	return -1
-}
-
-// altView is what noteShape reads of an alternative: its requirements on the key and, as
-// Offering.Accepts reads them, on zone and capacity type — looked up once per domainsFor, not
-// once per shape and offering.
-type altView struct {
-	want nodeplan.Requirement
-	has  bool
-	offeringReqs
-}
-
-func altViews(alts []nodeplan.Requirements, key string) []altView {
-	views := make([]altView, len(alts))
-	for i, a := range alts {
-		v := &views[i]
-		v.want, v.has = a.Get(key)
-		v.zone, v.hasZone = a.Get(nodeplan.LabelZone)
-		v.ct, v.hasCT = a.Get(nodeplan.LabelCapacityType)
-	}
-	return views
-}
-
-// noteShape notes the domains of key a node of shape s can have under alt: zones from its
-// offerings (at their prices), other keys from its requirements (at its cheapest price).
-func (d *domainPrices) noteShape(s *shape, alt *altView, key string) {
-	if key == nodeplan.LabelZone {
-		for _, o := range s.offerings {
-			if d.covers(o.Zone, o.Price) {
-				continue // noting it would change nothing: spare the requirement checks
-			}
-			if (!alt.has || alt.want.Accepts(o.Zone, true)) && alt.accepts(o) {
-				d.note(o.Zone, o.Price)
-			}
-		}
-		return
-	}
-	r, ok := s.reqs.get(key)
-	if !ok || r.Len() == math.MaxInt {
-		return
-	}
-	for _, v := range r.Values() {
-		if !alt.has || alt.want.Accepts(v, true) {
-			d.note(v, s.minPrice)
-		}
-	}
-}
-
-// noteCountedBins notes the domains of the existing nodes a spread counts, as kube-scheduler
-// does: every node with the key whose labels the pod's node affinity (alts) accepts, and, only
-// when the policy honours taints, that the pod tolerates — whether or not the pod fits there
-// or may go there today.
-func (p *problem) noteCountedBins(d *domainPrices, g *group, alts []nodeplan.Requirements, key string, honorTaints bool) {
-	for _, b := range p.bins {
-		v, ok := b.labels[key]
-		if !ok {
-			continue
-		}
-		if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, b.taints); blocked && honorTaints {
-			continue
-		}
-		for _, alt := range alts {
-			if b.reqs.Compatible(alt) == nil {
-				d.note(v, 0)
-				break
-			}
-		}
 	}
 }
 
