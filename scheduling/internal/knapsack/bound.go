@@ -36,7 +36,26 @@ func (k *Solver) prunes(i int, value, best float64) bool {
 		return false
 	}
 	for si := range k.surr {
-		if value+k.boundWith(&k.surr[si], i) <= best {
+		sg := &k.surr[si]
+		room := k.roomOf(sg)
+		add, lambda, capped, feasible, rest := k.greedyFill(sg, i, room)
+		if capped {
+			if feasible && settleCapped && !sg.negative {
+				// Settled without cappedBound when the fill's estimate of it is far from best
+				// (see settle.go).
+				dmax, _ := sg.scaleAt(i)
+				m := marginScale * (math.Abs(best) + math.Abs(value) + math.Abs(add) + max(room, 0)*dmax + k.wholeV[i])
+				est := value + add + rest
+				if est-m > best {
+					continue
+				}
+				if est+m < best {
+					return true
+				}
+			}
+			add = k.cappedBound(sg, i, room, lambda)
+		}
+		if value+add <= best {
 			return true
 		}
 	}
@@ -90,7 +109,7 @@ func (k *Solver) fillPasses(sg *surrogate, i int, value, best float64) (bool, fl
 // when no cap binds. An item under several caps counts against its first only: a relaxation.
 func (k *Solver) boundWith(sg *surrogate, i int) float64 {
 	room := k.roomOf(sg)
-	add, lambda, capped := k.greedyFill(sg, i, room)
+	add, lambda, capped, _, _ := k.greedyFill(sg, i, room)
 	if !capped {
 		return add
 	}
@@ -98,17 +117,25 @@ func (k *Solver) boundWith(sg *surrogate, i int) float64 {
 }
 
 // greedyFill fills room with items i… by value per surrogate weight, caps ignored: it returns
-// the value added, the critical density λ where the room ran out, and whether any item
-// visited has a shared cap (then the value is not a bound).
-func (k *Solver) greedyFill(sg *surrogate, i int, room float64) (add, lambda float64, capped bool) {
+// the value added, the critical density λ where the room ran out, and whether any item it
+// read has a shared cap (then the value is not a bound); and for settling cappedBound without
+// computing it (settle.go), whether every capped item it read is alone under its first cap
+// and fits it whole, and what the copies it left out of the items it read are worth at λ,
+// Σ rest_j·(v_j − λ·w_j).
+func (k *Solver) greedyFill(sg *surrogate, i int, room float64) (add, lambda float64, capped, feasible bool, rest float64) {
 	left := room
 	fill := sg.from(i)
+	feasible = true
+	restV, restW := 0.0, 0.0
 	for x := range fill {
 		f := &fill[x]
 		if f.j < i {
 			continue
 		}
-		capped = capped || f.capped
+		if f.capped {
+			capped = true
+			feasible = feasible && f.solo && f.lim <= k.capLeft[f.cap]
+		}
 		if f.w <= 0 {
 			add += f.fullV
 			continue
@@ -124,12 +151,16 @@ func (k *Solver) greedyFill(sg *surrogate, i int, room float64) (add, lambda flo
 			take := min(f.lim, left/f.w)
 			add += take * f.v
 			left -= take * f.w
+			if r := f.lim - take; r > 0 {
+				restV += r * f.v
+				restW += r * f.w
+			}
 		}
 		if left <= 0 {
 			lambda = f.v / f.w
 		}
 	}
-	return add, lambda, capped
+	return add, lambda, capped, feasible, restV - lambda*restW
 }
 
 // cappedBound is boundWith's Lagrangian at density lambda. It takes from k.capLeft, the room

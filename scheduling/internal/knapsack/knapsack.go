@@ -2,6 +2,7 @@ package knapsack
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -43,8 +44,12 @@ type Solver struct {
 	caps     []int   // the loaded items' shared caps, by their index in Problem.CapLimits
 	itemCaps [][]int // per loaded item, its caps' indices in caps (slices of capFlat)
 	capFlat  []int
-	firstCap []int   // per loaded item, its first cap (the one cappedBound counts it against), or -1
-	capUsed  []int64 // per cap, pods of the current partial pattern
+	firstCap []int  // per loaded item, its first cap (the one cappedBound counts it against), or -1
+	solo     []bool // per loaded item, whether it is alone under its first cap (see settle)
+	firsts   []int  // scratch for indexCaps: per cap, the items it is first for
+	// wholeV is per search level i the whole value of items i…, Σ maxk·v (see settle).
+	wholeV  []float64
+	capUsed []int64 // per cap, pods of the current partial pattern
 	// capLeft is per cap the room the partial set leaves it, max(limit − used, 0) as a float,
 	// kept in step with capUsed (useCaps) rather than worked out at every bound.
 	capLeft []float64
@@ -223,6 +228,10 @@ func (k *Solver) prepare(p *Problem, topK int) {
 	for si := range k.surr {
 		k.layLevels(&k.surr[si])
 	}
+	k.wholeV = append(k.wholeV[:0], make([]float64, len(k.items)+1)...)
+	for j := len(k.items) - 1; j >= 0; j-- {
+		k.wholeV[j] = k.wholeV[j+1] + math.Abs(float64(k.items[j].maxk)*k.items[j].v)
+	}
 	k.skips = k.mayCount()
 }
 
@@ -291,6 +300,18 @@ func (k *Solver) indexCaps() {
 	for _, c := range k.caps {
 		k.slot[c] = -1
 	}
+	// Alone under its first cap: no other loaded item counts against it first.
+	firsts := append(k.firsts[:0], make([]int, len(k.caps))...)
+	for _, c := range k.firstCap {
+		if c >= 0 {
+			firsts[c]++
+		}
+	}
+	k.solo = k.solo[:0]
+	for _, c := range k.firstCap {
+		k.solo = append(k.solo, c >= 0 && firsts[c] == 1)
+	}
+	k.firsts = firsts
 	k.capUsed = append(k.capUsed[:0], make([]int64, len(k.caps))...)
 	k.resetCapLeft()
 }

@@ -19,6 +19,8 @@ type surrogate struct {
 	at     []int
 	// dmax and fixed scale the rounding margin of surelyPruned, per level (see layLevels).
 	dmax, fixed []float64
+	// negative: some item weighs less than nothing (a negative request; see settle).
+	negative bool
 }
 
 // from returns the greedy fill's items from loaded item i on: a list that may still hold items
@@ -46,6 +48,8 @@ type fillItem struct {
 	fullW, fullV float64
 	whole        float64
 	capped       bool
+	solo         bool  // capped, alone among the loaded items under its first cap
+	cap          int32 // its first cap (see Solver.firstCap), when capped
 }
 
 // wholeAt returns the least float x with x ≥ lim·w exactly (w > 0): for room left ≥ it,
@@ -183,6 +187,7 @@ func (k *Solver) weigh(sg *surrogate) {
 		sg.w, sg.order, dens = append(sg.w, w), append(sg.order, j), append(dens, d)
 	}
 	k.dens = dens
+	sg.negative = slices.ContainsFunc(sg.w, func(w float64) bool { return w < 0 })
 	slices.SortFunc(sg.order, func(a, b int) int { return cmp.Or(cmp.Compare(dens[b], dens[a]), cmp.Compare(a, b)) })
 	sg.fill = sg.fill[:0]
 	for _, j := range sg.order {
@@ -190,7 +195,7 @@ func (k *Solver) weigh(sg *surrogate) {
 		lim := float64(it.maxk)
 		sg.fill = append(sg.fill, fillItem{j: j, w: sg.w[j], v: it.v, lim: lim, fullW: lim * sg.w[j], fullV: lim * it.v,
 			whole:  wholeAt(lim, sg.w[j]),
-			capped: len(k.itemCaps[j]) > 0})
+			capped: len(k.itemCaps[j]) > 0, solo: k.solo[j], cap: int32(k.firstCap[j])})
 	}
 }
 
