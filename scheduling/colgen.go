@@ -161,6 +161,9 @@ type colGen struct {
 	refVal []float64
 	refAt  [][]float64
 	gain   []float64
+	// tail, when set, stops a bound-only LP once its bound stops rising (see proofTail in
+	// bound.go).
+	tail *proofTail
 }
 
 // columnGeneration solves the configuration LP for the groups with counts > 0 over the given
@@ -183,9 +186,14 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []patt
 	if c == nil {
 		return cgResult{values: make([]float64, len(p.groups))}
 	}
+	prove := !p.in.Options.SkipLowerBound && !p.noProof
+	if prove && p.prefs.relaxTopology {
+		c.tail = &proofTail{}
+	}
 	c.warm(shapes, seeds)
 	converged := c.iterate()
-	res := c.result(converged, !p.in.Options.SkipLowerBound && !p.noProof)
+	// A bound-only LP stopped by its rule has just proved its bound (see proofTail).
+	res := c.result(converged, prove && (c.tail == nil || !c.tail.stopped))
 	if merged {
 		// Every group of a class is worth its class's pod value; the basis and columns stay
 		// on the classes (roundPatterns hands their pods to the groups).
@@ -318,6 +326,9 @@ func (c *colGen) iterate() bool {
 		if !c.enter(found) {
 			return true
 		}
+		if c.tail != nil && c.tailStop() {
+			return false
+		}
 	}
 	return false
 }
@@ -439,7 +450,11 @@ func (c *colGen) enter(found []pattern) bool {
 // early and leaves most families settled by their surrogate bound alone. θ is the largest of
 // the families' tightest bounds whatever the order (a family is skipped only when a bound of
 // its own is already at most θ), so the order changes the work, not θ.
-func (c *colGen) theta(w []float64) float64 {
+func (c *colGen) theta(w []float64) float64 { return c.thetaUpTo(w, math.Inf(1)) }
+
+// thetaUpTo is theta, except that once θ is known to exceed limit it stops and returns a ratio
+// above limit (a bound-only LP's stopping rule asks only whether a bound beats its best).
+func (c *colGen) thetaUpTo(w []float64, limit float64) float64 {
 	copy(c.vp, w)
 	c.sortFamilies()
 	// Start from the best ratio a known pattern reaches at w (θ is at least that): every
@@ -449,6 +464,9 @@ func (c *colGen) theta(w []float64) float64 {
 		if pat := &c.last[i]; pat.s != nil {
 			theta = max(theta, c.worth(pat, w)/c.fams[i].price)
 		}
+	}
+	if theta > limit {
+		return theta
 	}
 	for _, x := range c.surrogateUppers(theta) {
 		f := &c.fams[x.fam]
@@ -462,6 +480,9 @@ func (c *colGen) theta(w []float64) float64 {
 			upper = min(upper, exact)
 		}
 		theta = max(theta, upper/f.price)
+		if theta > limit {
+			return theta
+		}
 	}
 	if theta < 1+1e-9 {
 		theta = 1 // converged: rounding noise must not rescale the values
@@ -541,6 +562,15 @@ func (c *colGen) result(converged, prove bool) cgResult {
 	}
 	for r, g := range c.rows {
 		res.values[g] = bestV[r] / bestTheta
+	}
+	// A bound-only LP's stopping rule may have proved a better bound at other duals (see
+	// proofTail): it stands when the rule stopped the LP, or when it gains more than tailGain
+	// (at other values, the existing nodes' room may take more of a bound a little higher).
+	if c.tail != nil && (c.tail.stopped || c.tail.best > res.lb*(1+tailGain)) && c.tail.best > res.lb {
+		res.lb = c.tail.best
+		for r, g := range c.rows {
+			res.values[g] = c.tail.values[r]
+		}
 	}
 	for _, pat := range c.pats {
 		if pat.s != nil {

@@ -70,6 +70,15 @@
 // the bound proved again: on a spot pool capped at 200 cpu beside on-demand, cost/bound goes
 // from 3.3 to 1.04. The bound stays valid either way.
 //
+// Where topology split or pinned groups, the bound is proved on a relaxed problem instead
+// (topologyFreeBound): the same pods without the zone constraints, which the plan meets one
+// particular way, keeping only what every plan obeys — hostname anti-affinity, and a zone
+// spread's small per-node caps (fewer than 8 pods of a family per node; a larger cap rarely
+// binds where groups share nodes, and it keeps the LP's rows from merging). Nothing reads that
+// LP's pod values, so it stops once its bound stops rising (after half its work budget, when
+// three checks in a row gain under 0.1%, or the bound is within 0.5% of the LP's objective) and
+// reports the best bound any check proved.
+//
 // How far each gap is the bound's and how far the plan's, on the benchmark suite: cost/bound at
 // the default effort → at Options.Effort 8, which moves whichever side has not converged:
 //

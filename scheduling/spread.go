@@ -605,6 +605,9 @@ func (p *problem) enforceSpread(st *packState, f *spreadFam) {
 // (it holds at most min+maxSkew, and the other Z−1 at least min each), so no node holds more
 // carriers. n counts every running and pending pod the selector matches (pods that may not be
 // counted only raise M); Z counts the same domains the split does.
+//
+// Only a cap below relaxedCapMax is kept (see there): dropping a constraint only lowers the
+// relaxed problem's optimum, so the bound stays valid either way.
 func (p *problem) relaxedSpreadCap(f *spreadFam, running []existingPod) {
 	doms := map[string]bool{}
 	n := 0
@@ -642,8 +645,8 @@ func (p *problem) relaxedSpreadCap(f *spreadFam, running []existingPod) {
 		return
 	}
 	m := (n + (z-1)*f.s.maxSkew) / z
-	if m >= n {
-		return // no cap below what the pods are anyway
+	if m >= n || m >= relaxedCapMax {
+		return // no cap below what the pods are anyway, or one the bound does better without
 	}
 	c := &nodeCap{limit: int64(m)}
 	for _, g := range members {
