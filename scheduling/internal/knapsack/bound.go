@@ -119,9 +119,9 @@ func (k *Solver) boundWith(sg *surrogate, i int) float64 {
 // greedyFill fills room with items i… by value per surrogate weight, caps ignored: it returns
 // the value added, the critical density λ where the room ran out, and whether any item it
 // read has a shared cap (then the value is not a bound); and for settling cappedBound without
-// computing it (settle.go), whether every capped item it read is alone under its first cap
-// and fits it whole, and what the copies it left out of the items it read are worth at λ,
-// Σ rest_j·(v_j − λ·w_j).
+// computing it (settle.go), whether every cap first of a capped item it read has room for all
+// the copies of the items from i on that count against it first, and what the copies it left
+// out of the items it read are worth at λ, Σ rest_j·(v_j − λ·w_j).
 func (k *Solver) greedyFill(sg *surrogate, i int, room float64) (add, lambda float64, capped, feasible bool, rest float64) {
 	left := room
 	fill := sg.from(i)
@@ -134,7 +134,7 @@ func (k *Solver) greedyFill(sg *surrogate, i int, room float64) (add, lambda flo
 		}
 		if f.capped {
 			capped = true
-			feasible = feasible && f.solo && f.lim <= k.capLeft[f.cap]
+			feasible = feasible && k.capFrom[i*len(k.caps)+int(f.cap)] <= k.capLeft[f.cap]
 		}
 		if f.w <= 0 {
 			add += f.fullV

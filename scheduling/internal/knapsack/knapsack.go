@@ -44,11 +44,12 @@ type Solver struct {
 	caps     []int   // the loaded items' shared caps, by their index in Problem.CapLimits
 	itemCaps [][]int // per loaded item, its caps' indices in caps (slices of capFlat)
 	capFlat  []int
-	firstCap []int  // per loaded item, its first cap (the one cappedBound counts it against), or -1
-	solo     []bool // per loaded item, whether it is alone under its first cap (see settle)
-	firsts   []int  // scratch for indexCaps: per cap, the items it is first for
+	firstCap []int // per loaded item, its first cap (the one cappedBound counts it against), or -1
 	// wholeV is per search level i the whole value of items i…, Σ maxk·v (see settle).
-	wholeV  []float64
+	wholeV []float64
+	// capFrom is per search level i and cap c, at i*len(caps)+c, the copies of items i… that
+	// count against c first (see settle).
+	capFrom []float64
 	capUsed []int64 // per cap, pods of the current partial pattern
 	// capLeft is per cap the room the partial set leaves it, max(limit − used, 0) as a float,
 	// kept in step with capUsed (useCaps) rather than worked out at every bound.
@@ -300,20 +301,16 @@ func (k *Solver) indexCaps() {
 	for _, c := range k.caps {
 		k.slot[c] = -1
 	}
-	// Alone under its first cap: no other loaded item counts against it first.
-	firsts := append(k.firsts[:0], make([]int, len(k.caps))...)
-	for _, c := range k.firstCap {
-		if c >= 0 {
-			firsts[c]++
-		}
-	}
-	k.solo = k.solo[:0]
-	for _, c := range k.firstCap {
-		k.solo = append(k.solo, c >= 0 && firsts[c] == 1)
-	}
-	k.firsts = firsts
 	k.capUsed = append(k.capUsed[:0], make([]int64, len(k.caps))...)
 	k.resetCapLeft()
+	nc := len(k.caps)
+	k.capFrom = append(k.capFrom[:0], make([]float64, (len(k.items)+1)*nc)...)
+	for j := len(k.items) - 1; j >= 0; j-- {
+		copy(k.capFrom[j*nc:(j+1)*nc], k.capFrom[(j+1)*nc:(j+2)*nc])
+		if c := k.firstCap[j]; c >= 0 {
+			k.capFrom[j*nc+c] += float64(k.items[j].maxk)
+		}
+	}
 }
 
 // resetCapLeft sets capLeft for an empty partial set (capUsed all 0).

@@ -8,11 +8,11 @@ package knapsack
 //
 // with r_j = v_j − λ·w_j and λ the density where greedyFill's fill (caps ignored) runs out of
 // room: a pass over the items, a sort of the capped ones, and the caps' takes. When no cap
-// binds, it need not be computed. Say every capped item the fill reads is alone under its
-// first cap, and that cap has room for all its copies (greedyFill's feasible). Then each item
-// with r_j > 0 — the items the fill reads before it stops, whose density is at least λ; an
-// item after them ties λ at most, r_j = 0 but for rounding — counts maxk_j·r_j in L, as if it
-// had no cap, and in exact arithmetic
+// binds, it need not be computed. Say the first cap of every capped item the fill reads has
+// room for all the copies of the items from i on that count against it first (greedyFill's
+// feasible). Then each item with r_j > 0 — the items the fill reads before it stops, whose
+// density is at least λ; an item after them ties λ at most, r_j = 0 but for rounding — counts
+// maxk_j·r_j in L, as if it had no cap, and in exact arithmetic
 //
 //	L(λ) = λ·(Σ take_j·w_j + left) + Σ maxk_j·(v_j − λ·w_j) = add + Σ rest_j·v_j − λ·Σ rest_j·w_j + λ·left,
 //

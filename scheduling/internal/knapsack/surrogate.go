@@ -48,7 +48,6 @@ type fillItem struct {
 	fullW, fullV float64
 	whole        float64
 	capped       bool
-	solo         bool  // capped, alone among the loaded items under its first cap
 	cap          int32 // its first cap (see Solver.firstCap), when capped
 }
 
@@ -195,7 +194,7 @@ func (k *Solver) weigh(sg *surrogate) {
 		lim := float64(it.maxk)
 		sg.fill = append(sg.fill, fillItem{j: j, w: sg.w[j], v: it.v, lim: lim, fullW: lim * sg.w[j], fullV: lim * it.v,
 			whole:  wholeAt(lim, sg.w[j]),
-			capped: len(k.itemCaps[j]) > 0, solo: k.solo[j], cap: int32(k.firstCap[j])})
+			capped: len(k.itemCaps[j]) > 0, cap: int32(k.firstCap[j])})
 	}
 }
 
