@@ -139,8 +139,8 @@ func (p *problem) poolShapeFacts(pl *pool, its []nodeplan.InstanceType, from *bu
 	}
 	b := p.newShapeBuilder(pl, its)
 	out := make([]*shapeFacts, 0, len(b.its))
-	for _, it := range b.its {
-		if f := b.newShape(it); f != nil {
+	for i, it := range b.its {
+		if f := b.newShape(it, b.labelled[i]); f != nil {
 			out = append(out, f)
 		}
 	}
@@ -158,12 +158,19 @@ func (p *problem) poolShapeFacts(pl *pool, its []nodeplan.InstanceType, from *bu
 type shapeBuilder struct {
 	p  *problem
 	pl *pool
-	// its are the types the pool's requirements accept (mayLaunch).
-	its    []*nodeplan.InstanceType
-	facts  []shapeFacts
-	offs   []nodeplan.Offering
-	prices []float64
-	vecs   vec
+	// its are the types the pool's requirements accept (mayLaunch); labelled[i] says which of
+	// the pool's requirement keys its[i] has a label on (launchable).
+	its      []*nodeplan.InstanceType
+	labelled []uint64
+	// zone and ct are the pool's requirements on zone and capacity type (has*: present).
+	offeringReqs
+	// narrowFor and narrow are the last narrowKeys worked out, and for which labelled keys.
+	narrowFor uint64
+	narrow    []string
+	facts     []shapeFacts
+	offs      []nodeplan.Offering
+	prices    []float64
+	vecs      vec
 	// tolerated[i]: DaemonSet i tolerates the pool's taints.
 	tolerated []bool
 	// wheres are the sets of zones and capacity types the shapes were built with (where);
@@ -173,14 +180,18 @@ type shapeBuilder struct {
 }
 
 func (p *problem) newShapeBuilder(pl *pool, its []nodeplan.InstanceType) *shapeBuilder {
-	b := &shapeBuilder{p: p, pl: pl}
+	b := &shapeBuilder{p: p, pl: pl, narrowFor: math.MaxUint64}
+	b.its, b.labelled = make([]*nodeplan.InstanceType, 0, len(its)), make([]uint64, 0, len(its))
 	offs := 0
 	for i := range its {
-		if pl.mayLaunch(&its[i]) {
+		if labelled, ok := pl.launchable(&its[i]); ok {
 			b.its = append(b.its, &its[i])
+			b.labelled = append(b.labelled, labelled)
 			offs += len(its[i].Offerings)
 		}
 	}
+	b.zone, b.hasZone = pl.desc.Get(nodeplan.LabelZone)
+	b.ct, b.hasCT = pl.desc.Get(nodeplan.LabelCapacityType)
 	n := len(p.dims.names)
 	b.facts = make([]shapeFacts, len(b.its))
 	b.offs = make([]nodeplan.Offering, offs)
@@ -195,15 +206,16 @@ func (p *problem) newShapeBuilder(pl *pool, its []nodeplan.InstanceType) *shapeB
 }
 
 // newShape returns the facts of it as a node of the pool, or nil when no offering is available
-// and allowed. The type's labels were accepted already (mayLaunch).
-func (b *shapeBuilder) newShape(it *nodeplan.InstanceType) *shapeFacts {
+// and allowed. The type's labels were accepted already (launchable), labelled are its labelled
+// keys of the pool's requirements.
+func (b *shapeBuilder) newShape(it *nodeplan.InstanceType, labelled uint64) *shapeFacts {
 	pl := b.pl
 	// The offerings are filtered by the zone and capacity-type requirements of the pool and the
 	// type's labels together; then the node is described as the pool's requirements with the
 	// offerings' zones and capacity types, and the type's labels (shapeReqs).
-	var offReqs offeringReqs
-	offReqs.zone, offReqs.hasZone = labelRequirement(pl.desc, it.Labels, nodeplan.LabelZone)
-	offReqs.ct, offReqs.hasCT = labelRequirement(pl.desc, it.Labels, nodeplan.LabelCapacityType)
+	offReqs := b.offeringReqs
+	offReqs.zone, offReqs.hasZone = withLabel(offReqs.zone, offReqs.hasZone, it.Labels)
+	offReqs.ct, offReqs.hasCT = withLabel(offReqs.ct, offReqs.hasCT, it.Labels)
 	offs := allowedOfferings(b.offs[:0:len(it.Offerings)], it, &offReqs)
 	if len(offs) == 0 {
 		return nil
@@ -220,8 +232,7 @@ func (b *shapeBuilder) newShape(it *nodeplan.InstanceType) *shapeFacts {
 	s.reqs = shapeReqs{where: b.where(offs), labels: it.Labels, name: it.Name, named: true}
 	n := len(b.p.dims.names)
 	s.capacity, s.alloc, s.ds, b.vecs = b.vecs[:n:n], b.vecs[n:2*n:2*n], b.vecs[2*n:3*n:3*n], b.vecs[3*n:]
-	b.p.dims.vecInto(s.capacity, it.Capacity)
-	b.p.dims.allocatableInto(s.alloc, it)
+	b.p.dims.capacityInto(s.capacity, s.alloc, it)
 	for i, d := range b.p.daemons {
 		if b.tolerated[i] && d.runsOn(&s.reqs) {
 			s.ds.add(d.req)
@@ -229,26 +240,55 @@ func (b *shapeBuilder) newShape(it *nodeplan.InstanceType) *shapeFacts {
 		}
 	}
 	s.alloc.sub(s.ds)
-	s.narrowKeys = s.reqs.narrowKeys()
+	s.narrowKeys = b.narrowKeys(&s.reqs, labelled)
 	return s
 }
 
-// mayLaunch reports whether the pool's requirements accept the instance type's labels (and its
+// narrowKeys is reqs.narrowKeys() for a type with labels on the pool's requirement keys in
+// labelled, which launchable found accepted. where's keys other than zone and capacity type
+// are the pool's, with the pool's requirements; a labelled one is pinned, so the narrow keys
+// are the unlabelled ones that allow other than one value: the same for every type labelled
+// alike (a catalog's types mostly are), so the last answer is kept.
+func (b *shapeBuilder) narrowKeys(reqs *shapeReqs, labelled uint64) []string {
+	if b.pl.desc.Len() > 64 {
+		return reqs.narrowKeys()
+	}
+	if labelled == b.narrowFor {
+		return b.narrow
+	}
+	var out []string
+	for i, r := range b.pl.desc.All() {
+		if r.Key == nodeplan.LabelZone || r.Key == nodeplan.LabelCapacityType || labelled&(1<<uint(i)) != 0 {
+			continue
+		}
+		if _, single := r.Single(); !single {
+			out = append(out, r.Key)
+		}
+	}
+	b.narrowFor, b.narrow = labelled, out
+	return out
+}
+
+// launchable reports whether the pool's requirements accept the instance type's labels (and its
 // name as the instance-type label when it has none): pl.desc intersected with them is empty
 // exactly when it does not (TestMayLaunchIsIntersectionNotEmpty), and this says so without
 // building the intersection — most of a pool's rejections (a GPU pool's of the whole general
-// catalog) cost nothing.
-func (pl *pool) mayLaunch(it *nodeplan.InstanceType) bool {
-	for _, r := range pl.desc.All() {
-		v, ok := it.Labels[r.Key]
-		if !ok && r.Key == nodeplan.LabelInstanceType {
-			v, ok = it.Name, true
+// catalog) cost nothing. labelled has bit i set when the type labels (or names) the key of
+// the pool's i-th requirement (the first 64).
+func (pl *pool) launchable(it *nodeplan.InstanceType) (labelled uint64, ok bool) {
+	for i, r := range pl.desc.All() {
+		v, has := it.Labels[r.Key]
+		if !has && r.Key == nodeplan.LabelInstanceType {
+			v, has = it.Name, true
 		}
-		if ok && !r.Accepts(v, true) || !ok && r.IsEmpty() {
-			return false
+		if has && !r.Accepts(v, true) || !has && r.IsEmpty() {
+			return 0, false
+		}
+		if has && i < 64 {
+			labelled |= 1 << uint(i)
 		}
 	}
-	return true
+	return labelled, true
 }
 
 // where returns the pool's requirements with the zones and capacity types of offs: a catalog
@@ -279,9 +319,10 @@ type poolWhere struct {
 	reqs       nodeplan.Requirements
 }
 
-// labelRequirement is rs.IntersectLabels(labels).Get(key) without building the intersection.
-func labelRequirement(rs nodeplan.Requirements, labels map[string]string, key string) (nodeplan.Requirement, bool) {
-	r, ok := rs.Get(key)
+// withLabel is r (ok: present, rs.Get(r.Key)) intersected with the labels' value on its key,
+// as rs.IntersectLabels(labels).Get(key) would be.
+func withLabel(r nodeplan.Requirement, ok bool, labels map[string]string) (nodeplan.Requirement, bool) {
+	key := r.Key
 	v, labelled := labels[key]
 	switch {
 	case ok && labelled:
@@ -320,25 +361,30 @@ func allowedOfferings(offs []nodeplan.Offering, it *nodeplan.InstanceType, where
 	return offs[:n:n]
 }
 
-// allocatableInto writes it.Allocatable() into v (zeroed, of the dimensions' length) without
-// the three resource lists that builds: each capacity less the overhead's kube-reserved,
-// system-reserved and eviction amounts, floored at zero, in exact quantity arithmetic before
-// the one conversion to milli-units, so the amounts are those of Allocatable to the last unit.
-func (d *dims) allocatableInto(v vec, it *nodeplan.InstanceType) {
+// capacityInto writes the type's capacity (as vecInto) into capacity and it.Allocatable() into
+// alloc (both zeroed, of the dimensions' length) in one pass, without the three resource lists
+// Allocatable builds: each capacity less the overhead's kube-reserved, system-reserved and
+// eviction amounts, floored at zero, in exact quantity arithmetic before the one conversion to
+// milli-units, so the amounts are those of Allocatable to the last unit.
+func (d *dims) capacityInto(capacity, alloc vec, it *nodeplan.InstanceType) {
 	over := [...]corev1.ResourceList{it.Overhead.KubeReserved, it.Overhead.SystemReserved, it.Overhead.EvictionThreshold}
 	for i, n := range d.names { // every capacity name is a dimension (addInputDims)
 		q, ok := it.Capacity[n]
 		if !ok {
 			continue
 		}
-		q = q.DeepCopy()
+		capacity[i] = nodeplan.MilliValue(q) // saturated, as vecInto
+		copied := false
 		for _, o := range over {
 			if x, ok := o[n]; ok {
+				if !copied {
+					q, copied = q.DeepCopy(), true
+				}
 				q.Sub(x)
 			}
 		}
 		if q.Sign() > 0 {
-			v[i] = nodeplan.MilliValue(q)
+			alloc[i] = nodeplan.MilliValue(q)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,9 +12,9 @@ import (
 	"github.com/nodeplan/nodeplan"
 )
 
-// allocatableInto must give InstanceType.Allocatable's amounts exactly: a shape's room decides
-// what fits, so a unit off changes plans.
-func TestAllocatableIntoIsAllocatable(t *testing.T) {
+// capacityInto must give InstanceType.Allocatable's amounts exactly: a shape's room decides
+// what fits, so a unit off changes plans; and the capacity as dims.vec gives it.
+func TestCapacityIntoIsAllocatable(t *testing.T) {
 	q := resource.MustParse
 	tests := []struct {
 		name string
@@ -50,10 +51,13 @@ func TestAllocatableIntoIsAllocatable(t *testing.T) {
 			d := newDims()
 			d.addAll(tt.it.Capacity)
 			want := d.vec(tt.it.Allocatable())
-			got := make(vec, len(d.names))
-			d.allocatableInto(got, &tt.it)
+			got, capacity := make(vec, len(d.names)), make(vec, len(d.names))
+			d.capacityInto(capacity, got, &tt.it)
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("allocatableInto (-want +got):\n%s", diff)
+				t.Errorf("capacityInto's allocatable (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(d.vec(tt.it.Capacity), capacity); diff != "" {
+				t.Errorf("capacityInto's capacity (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -97,8 +101,8 @@ func TestMayLaunchIsIntersectionNotEmpty(t *testing.T) {
 			typeReqs = typeReqs.Add(nodeplan.In(nodeplan.LabelInstanceType, it.Name))
 		}
 		want := !desc.Intersect(typeReqs).IsEmpty()
-		if got := (&pool{desc: desc}).mayLaunch(it); got != want {
-			rt.Fatalf("mayLaunch(%v, labels %v) = %v, intersection not empty = %v", desc, labels, got, want)
+		if _, got := (&pool{desc: desc}).launchable(it); got != want {
+			rt.Fatalf("launchable(%v, labels %v) = %v, intersection not empty = %v", desc, labels, got, want)
 		}
 	})
 }
@@ -178,4 +182,32 @@ func drawRequirements(rt *rapid.T, label string, keys []string) nodeplan.Require
 		rs = rs.Add(r)
 	}
 	return rs
+}
+
+// The builder's narrow keys, worked out from the keys launchable found labelled and kept from
+// type to type, must be the shape's own (shapeReqs.narrowKeys).
+func TestBuilderNarrowKeysAreShapeReqs(t *testing.T) {
+	keys := []string{nodeplan.LabelInstanceType, nodeplan.LabelZone, nodeplan.LabelCapacityType, "category", "other"}
+	rapid.Check(t, func(rt *rapid.T) {
+		pl := &pool{desc: drawRequirements(rt, "desc", keys)}
+		b := &shapeBuilder{pl: pl, narrowFor: math.MaxUint64}
+		where := pl.desc.Intersect(nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelZone, "a", "b"), nodeplan.In(nodeplan.LabelCapacityType, "spot")))
+		for range rapid.IntRange(1, 4).Draw(rt, "types") {
+			labels := map[string]string{}
+			for _, k := range keys {
+				if rapid.Bool().Draw(rt, "has "+k) {
+					labels[k] = rapid.SampledFrom(shapeReqsValues).Draw(rt, "value")
+				}
+			}
+			it := &nodeplan.InstanceType{Name: "m5.large", Labels: labels}
+			labelled, ok := pl.launchable(it)
+			if !ok {
+				continue
+			}
+			reqs := shapeReqs{where: where, labels: labels, name: it.Name, named: true}
+			if diff := cmp.Diff(reqs.narrowKeys(), b.narrowKeys(&reqs, labelled)); diff != "" {
+				rt.Fatalf("narrowKeys of %v with labels %v (-want +got):\n%s", pl.desc, labels, diff)
+			}
+		}
+	})
 }
