@@ -384,12 +384,13 @@ func (p *problem) movePass(u *poolUsage, claims []*claim) bool {
 	}
 	idx := leastEfficient(claims, moveCandidates)
 	changed := false
+	var sc moveScratch
 	for _, a := range idx {
 		for _, b := range idx {
 			if a == b || claims[a].shape.pool != claims[b].shape.pool {
 				continue
 			}
-			if p.tryMove(u, claims, a, b) {
+			if p.tryMove(u, claims, a, b, &sc) {
 				changed = true
 			}
 		}
@@ -397,37 +398,60 @@ func (p *problem) movePass(u *poolUsage, claims []*claim) bool {
 	return changed
 }
 
+// moveScratch is movePass's working memory, reused from pair to pair: most pairs move nothing,
+// so only a move made is copied out of it.
+type moveScratch struct {
+	units  []moveUnit
+	pa, pb []placement // the two nodes' pods as the shift goes
+	live   []placement // pa without its emptied placements
+	ua, ub vec
+	best   pairMove // the cheapest pair found; its slices are scratch too
+	found  bool
+}
+
+// moveUnit is one pod tryMove may move: its group, and the size it is ordered by.
+type moveUnit struct {
+	g    int
+	size int64
+}
+
 // tryMove looks for a move from claims[a] to claims[b] and applies the best that pays. The
 // moves tried are the prefixes of a's pods taken one at a time, largest first and then
 // smallest first (a's pods may be of several groups: 7 pods on an 8xl become 4 and 3 only by
 // moving three together).
-func (p *problem) tryMove(u *poolUsage, claims []*claim, a, b int) bool {
+func (p *problem) tryMove(u *poolUsage, claims []*claim, a, b int, sc *moveScratch) bool {
 	ca, cb := claims[a], claims[b]
-	before := ca.price() + cb.price()
-	var units []int // group ids, one per pod
+	n := int64(0)
 	for _, x := range ca.placed {
+		n += min(x.k, moveUnits)
+	}
+	if n < 2 || n > 2*moveUnits {
+		return false
+	}
+	sc.units = sc.units[:0]
+	for _, x := range ca.placed {
+		req := p.groups[x.g].req
 		for range min(x.k, moveUnits) {
-			units = append(units, x.g)
+			sc.units = append(sc.units, moveUnit{g: x.g, size: req[dimCPU] + req[dimMemory]>>20})
 		}
 	}
-	if len(units) < 2 || len(units) > 2*moveUnits {
+	before := ca.price() + cb.price()
+	sc.found = false
+	// Each sort is stable, so equal sizes keep a's order both ways.
+	slices.SortStableFunc(sc.units, func(x, y moveUnit) int { return cmp.Compare(y.size, x.size) })
+	p.shiftPods(u, ca, cb, sc.units[:len(sc.units)-1], before, sc)
+	slices.SortStableFunc(sc.units, func(x, y moveUnit) int { return cmp.Compare(x.size, y.size) })
+	p.shiftPods(u, ca, cb, sc.units[:len(sc.units)-1], before, sc)
+	if !sc.found {
 		return false
 	}
-	size := func(g int) int64 { return p.groups[g].req[dimCPU] + p.groups[g].req[dimMemory]>>20 }
-	var best *pairMove
-	for _, dir := range []int{-1, 1} {
-		slices.SortStableFunc(units, func(x, y int) int { return dir * cmp.Compare(size(x), size(y)) })
-		best = p.shiftPods(u, ca, cb, units[:len(units)-1], before, best)
-	}
-	if best == nil {
-		return false
-	}
+	best := &sc.best
 	u.used.sub(ca.shape.capacity)
 	u.used.sub(cb.shape.capacity)
 	u.used.add(best.sa.capacity)
 	u.used.add(best.sb.capacity)
-	claims[a] = &claim{shape: best.sa, mask: best.ma, used: best.ua, placed: best.pa, value: best.va}
-	claims[b] = &claim{shape: best.sb, mask: best.mb, used: best.ub, placed: best.pb, value: best.vb}
+	claims[a] = &claim{shape: best.sa, mask: best.ma, used: best.ua.clone(), placed: slices.Clone(best.pa), value: best.va}
+	claims[b] = &claim{shape: best.sb, mask: best.mb, used: best.ub.clone(), placed: slices.Clone(best.pb), value: best.vb}
 	return true
 }
 
@@ -441,53 +465,60 @@ type pairMove struct {
 }
 
 // shiftPods moves the pods of units from ca to cb one at a time, re-sizing both nodes after
-// each, and returns the cheapest pair found below before (and below best's price, else best).
-func (p *problem) shiftPods(u *poolUsage, ca, cb *claim, units []int, before float64, best *pairMove) *pairMove {
+// each, and records in sc.best the cheapest pair found below before (and below sc.best's price
+// if sc.found).
+//
+// Once cb finds no shape under the limit it never will again: each step adds a pod to it, which
+// only removes shapes (fit, offerings, conflicts, caps) and offerings, and the limit only
+// falls. So the shift stops there.
+func (p *problem) shiftPods(u *poolUsage, ca, cb *claim, units []moveUnit, before float64, sc *moveScratch) {
 	pl := ca.shape.pool
-	pa, pb := slices.Clone(ca.placed), slices.Clone(cb.placed)
-	ua, ub := ca.used.clone(), cb.used.clone()
+	sc.pa, sc.pb = append(sc.pa[:0], ca.placed...), append(sc.pb[:0], cb.placed...)
+	sc.ua, sc.ub = append(sc.ua[:0], ca.used...), append(sc.ub[:0], cb.used...)
 	va, vb := ca.value, cb.value
-	for _, g := range units {
-		gr := p.groups[g]
-		pa = addPlacement(pa, g, -1)
-		pb = addPlacement(pb, g, 1)
-		ua.addScaled(gr.req, -1)
-		ub.addScaled(gr.req, 1)
+	for _, un := range units {
+		gr := p.groups[un.g]
+		sc.pa = addPlacement(sc.pa, un.g, -1)
+		sc.pb = addPlacement(sc.pb, un.g, 1)
+		sc.ua.addScaled(gr.req, -1)
+		sc.ub.addScaled(gr.req, 1)
 		va -= gr.value
 		vb += gr.value
-		if p.splitsSingle(pa, pb) {
+		if p.splitsSingle(sc.pa, sc.pb) {
 			continue // pods that must share one node are on both
 		}
 		limit := before
-		if best != nil {
-			limit = best.price
+		if sc.found {
+			limit = sc.best.price
 		}
-		sb, mb, prb, ok := p.bestShapeFor(u, cb, pb, ub, limit)
+		sb, mb, prb, ok := p.bestShapeFor(u, cb, sc.pb, sc.ub, limit)
 		if !ok {
-			continue
+			return
 		}
-		sa, ma, pra, ok := p.bestShapeFor(u, ca, dropEmpty(pa), ua, limit-prb)
+		sc.live = appendNonEmpty(sc.live[:0], sc.pa)
+		sa, ma, pra, ok := p.bestShapeFor(u, ca, sc.live, sc.ua, limit-prb)
 		if !ok || pra+prb >= limit*(1-1e-9) || !swapsWithinLimits(pl, u, ca.shape, sa, cb.shape, sb) {
 			continue
 		}
-		best = &pairMove{sa: sa, sb: sb, ma: ma, mb: mb, pa: dropEmpty(pa), pb: slices.Clone(pb),
-			ua: ua.clone(), ub: ub.clone(), va: va, vb: vb, price: pra + prb}
+		sc.found = true
+		b := &sc.best
+		b.sa, b.sb, b.ma, b.mb, b.va, b.vb, b.price = sa, sb, ma, mb, va, vb, pra+prb
+		b.pa, b.pb = append(b.pa[:0], sc.live...), append(b.pb[:0], sc.pb...)
+		b.ua, b.ub = append(b.ua[:0], sc.ua...), append(b.ub[:0], sc.ub...)
 	}
-	return best
 }
 
 // moveUnits bounds the pods per group, and twice it the pods per node, that movePass moves.
 const moveUnits = 8
 
-// dropEmpty returns the placements of at least one pod, in a new slice.
-func dropEmpty(pl []placement) []placement {
-	out := make([]placement, 0, len(pl))
+// appendNonEmpty appends to dst the placements of pl of at least one pod.
+func appendNonEmpty(dst, pl []placement) []placement {
 	for _, x := range pl {
 		if x.k > 0 {
-			out = append(out, x)
+			dst = append(dst, x)
 		}
 	}
-	return out
+	return dst
 }
 
 // swapsWithinLimits reports whether re-sizing two nodes at once (from1→to1, from2→to2) keeps
