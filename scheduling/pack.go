@@ -121,6 +121,72 @@ type nodeState struct {
 	mask   uint64
 	placed []placement
 	value  float64
+	// blocks, when set, holds the groups the node's pods conflict with, so that the fills
+	// check a conflict with one load instead of searching each placed group's conflicts.
+	blocks *conflictStamps
+}
+
+// conflictStamps marks, for the node being filled, the groups that may not join it because
+// of a conflict with a pod on it: group h is blocked when at[h] is the node's stamp. A new
+// node takes a new stamp, so nothing is cleared between nodes.
+type conflictStamps struct {
+	by   [][]int // per group, the groups whose conflicts name it (conflictedBy)
+	at   []uint32
+	node uint32
+}
+
+func (p *problem) newConflictStamps() *conflictStamps {
+	return &conflictStamps{by: p.conflictedBy(), at: make([]uint32, len(p.groups))}
+}
+
+// reset starts a new, empty node.
+func (b *conflictStamps) reset() {
+	b.node++
+	if b.node == 0 { // wrapped: stamps of old nodes could match again
+		clear(b.at)
+		b.node = 1
+	}
+}
+
+// place notes pods of group g on the node: the groups whose conflicts name g are blocked (not
+// g itself: canJoin does not hold a group's conflict with itself against it).
+func (b *conflictStamps) place(g int) {
+	for _, h := range b.by[g] {
+		if h != g {
+			b.at[h] = b.node
+		}
+	}
+}
+
+// startNode empties st for a new node of shape s.
+func (st *nodeState) startNode(s *shape) {
+	st.free = append(st.free[:0], s.alloc...)
+	st.mask = fullMask(len(s.offerings))
+	st.placed = st.placed[:0]
+	st.value = 0
+	if st.blocks != nil {
+		st.blocks.reset()
+	}
+}
+
+// add puts k pods of group g (requests req, worth value each) on the node, whose offerings
+// become m.
+func (st *nodeState) add(g int, req vec, k int64, value float64, m uint64) {
+	st.free.addScaled(req, -k)
+	st.mask = m
+	st.placed = addPlacement(st.placed, g, k)
+	st.value += float64(k) * value
+	if st.blocks != nil {
+		st.blocks.place(g)
+	}
+}
+
+// joins is canJoin for the node st is filling.
+func (p *problem) joins(s *shape, e fitEntry, st *nodeState) bool {
+	if st.blocks == nil {
+		return p.canJoin(s, e, st.placed)
+	}
+	return st.blocks.at[e.g] != st.blocks.node && p.altsAgree(s, e, st.placed)
 }
 
 // canJoin reports whether group g may join the pods already on the node, apart from room and
@@ -135,12 +201,18 @@ func (p *problem) canJoin(s *shape, e fitEntry, placed []placement) bool {
 			return false
 		}
 	}
+	return p.altsAgree(s, e, placed)
+}
+
+// altsAgree reports whether the alternative group e.g uses on shape s pins no key the shape
+// leaves open to another value than the placed groups' alternatives do: canJoin's pinned labels.
+func (p *problem) altsAgree(s *shape, e fitEntry, placed []placement) bool {
 	if len(s.narrowKeys) == 0 || len(placed) == 0 {
 		return true
 	}
 	// Pods may pin a key the shape leaves open (e.g. a pool label with several values) to
 	// different values: check the alternatives they chose are compatible together.
-	alt := g.alts[e.alt]
+	alt := p.groups[e.g].alts[e.alt]
 	for _, pl := range placed {
 		o, _ := p.fit(s, pl.g)
 		if !alt.Intersects(p.groups[pl.g].alts[o.alt]) {
@@ -188,10 +260,7 @@ func (g *group) room(placed []placement, node string) int64 {
 // fillFFD fills one node of shape s from rem, groups in decreasing worth, each taking as many
 // pods as fit. entries are s's fit entries (p.byShape's order), or those of them with pods left.
 func (p *problem) fillFFD(s *shape, entries []fitEntry, rem []int64, st *nodeState) {
-	st.free = append(st.free[:0], s.alloc...)
-	st.mask = fullMask(len(s.offerings))
-	st.placed = st.placed[:0]
-	st.value = 0
+	st.startNode(s)
 	p.fillRest(s, entries, rem, st)
 }
 
@@ -204,17 +273,14 @@ func (p *problem) fillRest(s *shape, entries []fitEntry, rem []int64, st *nodeSt
 			continue
 		}
 		left := rem[e.g] - placedOf(st.placed, e.g)
-		if left <= 0 || !p.canJoin(s, e, st.placed) {
+		if left <= 0 || !p.joins(s, e, st) {
 			continue
 		}
 		k := maxCopies(g.req, st.free, min(left, g.room(st.placed, "")))
 		if k <= 0 {
 			continue
 		}
-		st.free.addScaled(g.req, -k)
-		st.mask = m
-		st.placed = addPlacement(st.placed, e.g, k)
-		st.value += float64(k) * g.value
+		st.add(e.g, g.req, k, g.value, m)
 	}
 }
 
@@ -246,27 +312,21 @@ func (p *problem) fillMix(s *shape, entries []fitEntry, rem []int64, st *nodeSta
 	if lambda >= 1 {
 		return false // everything fits in one node: FFD already found it
 	}
-	st.free = append(st.free[:0], s.alloc...)
-	st.mask = fullMask(len(s.offerings))
-	st.placed = st.placed[:0]
-	st.value = 0
+	st.startNode(s)
 	for _, e := range entries {
 		g := p.groups[e.g]
 		m := st.mask & e.mask
 		// A group whose share rounds to no pod takes none (maxCopies of 0 is 0): where every
 		// pod is its own group that is nearly all of them, so it is the first test.
 		share := int64(lambda * float64(rem[e.g]))
-		if share <= 0 || m == 0 || maxCopies(g.req, st.free, 1) <= 0 || !p.canJoin(s, e, st.placed) {
+		if share <= 0 || m == 0 || maxCopies(g.req, st.free, 1) <= 0 || !p.joins(s, e, st) {
 			continue
 		}
 		k := maxCopies(g.req, st.free, min(share, g.room(st.placed, "")))
 		if k <= 0 {
 			continue
 		}
-		st.free.addScaled(g.req, -k)
-		st.mask = m
-		st.placed = addPlacement(st.placed, e.g, k)
-		st.value += float64(k) * g.value
+		st.add(e.g, g.req, k, g.value, m)
 	}
 	if len(st.placed) == 0 {
 		// Nothing in proportion: topping up the empty node is fillFFD's node again.
@@ -308,6 +368,7 @@ func addPlacement(pl []placement, g int, k int64) []placement {
 func (p *problem) packPool(pl *pool, u *poolUsage, rem []int64) []*claim {
 	var out []*claim
 	f := &poolFill{p: p, pl: pl, rem: rem, total: make(vec, len(p.dims.names))}
+	f.cur.blocks = p.newConflictStamps()
 	for {
 		bestShape := f.bestNode(u)
 		if bestShape == nil {
