@@ -356,19 +356,57 @@ type candidates struct {
 	// take is the set (a bitset) of the positions in order of the shapes that take every group.
 	order []claimOption
 	take  []uint64
+	// least is the use the shapes in take were checked to hold (see newCandidates).
+	least vec
 }
 
 // candidates returns the candidates for c's shape and groups, worked out once per distinct
 // set (many claims differ only in how many pods of each group they hold).
 func (lb *launchBuilder) candidates(c *claim) *candidates {
 	lb.key = appendGroupSetKey(lb.key[:0], c, &lb.ids)
-	if cs, ok := lb.cands[string(lb.key)]; ok {
+	cs, ok := lb.cands[string(lb.key)]
+	if ok && cs.least.fitsIn(c.used) {
 		return cs
 	}
+	least := make(vec, len(lb.p.dims.names))
+	for _, x := range c.placed {
+		least.add(lb.p.groups[x.g].req)
+	}
+	if !least.fitsIn(c.used) {
+		clear(least) // not a claim of its pods' requests: no shape is ruled out by size
+	}
+	if ok {
+		return lb.newCandidates(c, least) // the set's candidates assume more use than c's
+	}
 	key := string(lb.key)
+	cs = lb.newCandidates(c, least)
+	lb.cands[key] = cs
+	return cs
+}
+
+// newCandidates works out the candidates for c's shape and groups among the shapes that hold
+// least: one pod of each group, the least any claim of these groups uses.
+//
+// The options (see options) are the candidates that hold the claim's use, so the shapes that
+// cannot hold least are never options of a claim using at least that: they are ruled out
+// first, with one comparison, and each group's fit is checked on the shapes left, group after
+// group (a group's fits are one row of the fit index).
+func (lb *launchBuilder) newCandidates(c *claim, least vec) *candidates {
 	p := lb.p
-	cs := &candidates{reqs: p.claimReqs(c)}
+	cs := &candidates{reqs: p.claimReqs(c), least: least}
 	cs.order = lb.offerOrders(cs.reqs).order(c.shape.pool)
+	cs.take = make([]uint64, (len(cs.order)+63)/64)
+	for i, o := range cs.order {
+		if least.fitsIn(o.s.alloc) {
+			cs.take[i/64] |= 1 << uint(i%64)
+		}
+	}
+	for _, x := range c.placed {
+		lb.keep(cs, func(s *shape) bool {
+			_, ok := p.fitAny(s, x.g)
+			return ok
+		})
+	}
 	// A shape's labels have one value each except zone and capacity type (which the offering
 	// mask checks) and its narrow keys. So when every group has a single alternative, a shape
 	// that fits each group fits them together, and the requirements need no check of their own.
@@ -376,25 +414,23 @@ func (lb *launchBuilder) candidates(c *claim) *candidates {
 	for _, x := range c.placed {
 		single = single && len(p.groups[x.g].alts) == 1
 	}
-	cs.take = make([]uint64, (len(cs.order)+63)/64)
-	for i, o := range cs.order {
-		if !lb.fitsAll(o.s, c.placed) || ((!single || len(o.s.narrowKeys) > 0) && !o.s.reqs.compatible(cs.reqs)) {
-			continue
-		}
-		cs.take[i/64] |= 1 << uint(i%64)
-	}
-	lb.cands[key] = cs
+	lb.keep(cs, func(s *shape) bool {
+		return single && len(s.narrowKeys) == 0 || s.reqs.compatible(cs.reqs)
+	})
 	return cs
 }
 
-// fitsAll reports whether every placed group fits shape s on its own.
-func (lb *launchBuilder) fitsAll(s *shape, placed []placement) bool {
-	for _, x := range placed {
-		if _, ok := lb.p.fitAny(s, x.g); !ok {
-			return false
+// keep drops from cs.take the shapes ok rejects.
+func (lb *launchBuilder) keep(cs *candidates, ok func(*shape) bool) {
+	for w, word := range cs.take {
+		for rest := word; rest != 0; rest &= rest - 1 {
+			b := bits.TrailingZeros64(rest)
+			if !ok(cs.order[w*64+b].s) {
+				word &^= 1 << uint(b)
+			}
 		}
+		cs.take[w] = word
 	}
-	return true
 }
 
 // appendGroupSetKey appends the key of c's shape and its groups, sorted (ids is scratch).
