@@ -22,6 +22,7 @@ func (p *problem) improve(u *poolUsage, claims []*claim, rounds int) []*claim {
 	// moves replace the claims they change, and only the limits (through u) could make a
 	// later resize of the same claim find another shape.
 	settled := map[*claim]bool{}
+	var tried mergeTried
 	for round := 0; round < rounds; round++ {
 		changed := false
 		for _, c := range claims {
@@ -36,7 +37,7 @@ func (p *problem) improve(u *poolUsage, claims []*claim, rounds int) []*claim {
 		}
 		var merged, absorbed bool
 		claims, absorbed = p.absorbPass(u, claims)
-		claims, merged = p.mergePass(u, claims)
+		claims, merged = p.mergePass(u, claims, &tried)
 		moved := p.movePass(u, claims)
 		if !changed && !merged && !absorbed && !moved {
 			break
@@ -115,48 +116,45 @@ func (p *problem) resize(u *poolUsage, c *claim) bool {
 const mergeCandidates = 64
 
 // mergePass merges pairs of the least efficient nodes into one where a shape holds both for
-// less, and updates u.
-func (p *problem) mergePass(u *poolUsage, claims []*claim) ([]*claim, bool) {
+// less, and updates u. tried holds the pairs the last pass found would not merge, and is
+// brought up to date.
+func (p *problem) mergePass(u *poolUsage, claims []*claim, tried *mergeTried) ([]*claim, bool) {
 	idx := leastEfficient(claims, mergeCandidates)
 	removed := make([]bool, len(claims))
 	merged := false
-	// A pair's merged pods and use are built in scratch, and copied only for a merge made: most
-	// pairs do not merge.
-	var placed []placement
-	var used vec
+	was := tried.positions(claims, idx)
+	var failed [mergeCandidates]uint64 // this pass's pairs that did not merge, by position in idx
+	var sc mergeScratch
 	for ai, a := range idx {
 		if removed[a] {
 			continue // merged into an earlier node
 		}
-		for _, b := range idx[ai+1:] {
-			if removed[b] {
-				continue
-			}
+		for bi := ai + 1; bi < len(idx); bi++ {
+			b := idx[bi]
 			ca, cb := claims[a], claims[b]
-			if ca.shape.pool != cb.shape.pool {
+			if removed[b] || ca.shape.pool != cb.shape.pool {
 				continue
 			}
-			placed = append(placed[:0], ca.placed...)
-			for _, x := range cb.placed {
-				placed = addPlacement(placed, x.g, x.k)
-			}
-			used = append(used[:0], ca.used...)
-			used.add(cb.used)
-			// The merged node replaces both: free their capacity for the limit check.
-			u.used.sub(cb.shape.capacity)
-			s, m, price, ok := p.bestShapeFor(u, ca, placed, used, ca.price()+cb.price()+1e-12)
-			if !ok || price > ca.price()+cb.price()+1e-12 {
-				u.used.add(cb.shape.capacity)
+			if tried.failedBefore(was[ai], was[bi], ca.shape.pool) {
+				failed[ai] |= 1 << uint(bi)
 				continue
 			}
-			u.used.sub(ca.shape.capacity)
-			u.used.add(s.capacity)
-			u.nodes--
-			claims[a] = &claim{shape: s, mask: m, used: used.clone(), placed: slices.Clone(placed), value: ca.value + cb.value}
+			c := p.tryMerge(u, ca, cb, &sc)
+			if c == nil {
+				failed[ai] |= 1 << uint(bi)
+				continue
+			}
+			claims[a] = c
 			removed[b] = true
 			merged = true
+			was[ai] = -1 // a new node: what failed for the one it replaces says nothing of it
+			failed[ai] = 0
+			for r := range ai {
+				failed[r] &^= 1 << uint(ai)
+			}
 		}
 	}
+	tried.remember(claims, idx, removed, &failed)
 	if !merged {
 		return claims, false
 	}
@@ -167,6 +165,86 @@ func (p *problem) mergePass(u *poolUsage, claims []*claim) ([]*claim, bool) {
 		}
 	}
 	return out, true
+}
+
+// mergeScratch holds a pair's merged pods and use: most pairs do not merge, so they are copied
+// out only for a merge made.
+type mergeScratch struct {
+	placed []placement
+	used   vec
+}
+
+// tryMerge returns the node holding ca's and cb's pods in a shape that costs no more than the
+// two, and updates u for it; nil when there is none.
+func (p *problem) tryMerge(u *poolUsage, ca, cb *claim, sc *mergeScratch) *claim {
+	sc.placed = append(sc.placed[:0], ca.placed...)
+	for _, x := range cb.placed {
+		sc.placed = addPlacement(sc.placed, x.g, x.k)
+	}
+	sc.used = append(sc.used[:0], ca.used...)
+	sc.used.add(cb.used)
+	// The merged node replaces both: free their capacity for the limit check.
+	u.used.sub(cb.shape.capacity)
+	s, m, price, ok := p.bestShapeFor(u, ca, sc.placed, sc.used, ca.price()+cb.price()+1e-12)
+	if !ok || price > ca.price()+cb.price()+1e-12 {
+		u.used.add(cb.shape.capacity)
+		return nil
+	}
+	u.used.sub(ca.shape.capacity)
+	u.used.add(s.capacity)
+	u.nodes--
+	return &claim{shape: s, mask: m, used: sc.used.clone(), placed: slices.Clone(sc.placed), value: ca.value + cb.value}
+}
+
+// mergeTried is what one merge pass leaves the next: its candidates and the pairs of them that
+// did not merge. The same two nodes fail again where no limit reads the pool's usage: the
+// claims improve works on are replaced, never edited, except by resize, which changes a
+// claim's shape and mask (kept here to tell).
+type mergeTried struct {
+	nodes  []triedNode
+	failed [mergeCandidates]uint64 // bit j of failed[i]: nodes[i] and nodes[j] did not merge
+}
+
+type triedNode struct {
+	c     *claim
+	shape *shape
+	mask  uint64
+}
+
+// positions returns, for each candidate claims[idx[i]], its position in the last pass's
+// candidates, -1 when it was not one (or has been re-sized since).
+func (t *mergeTried) positions(claims []*claim, idx []int) []int {
+	was := make([]int, len(idx))
+	for i, a := range idx {
+		c := claims[a]
+		was[i] = -1
+		for j, n := range t.nodes {
+			if n.c == c && n.shape == c.shape && n.mask == c.mask {
+				was[i] = j
+				break
+			}
+		}
+	}
+	return was
+}
+
+// failedBefore reports whether the last pass's candidates i and j (in that order) did not
+// merge, in a pool whose limits do not make that depend on the usage.
+func (t *mergeTried) failedBefore(i, j int, pl *pool) bool {
+	return i >= 0 && j >= 0 && t.failed[i]&(1<<uint(j)) != 0 && !anyTrue(pl.limited)
+}
+
+// remember keeps this pass's candidates still planned and the pairs of them that failed.
+func (t *mergeTried) remember(claims []*claim, idx []int, removed []bool, failed *[mergeCandidates]uint64) {
+	t.nodes = t.nodes[:0]
+	for _, a := range idx {
+		var n triedNode // a node merged into another: matches no claim
+		if c := claims[a]; !removed[a] {
+			n = triedNode{c: c, shape: c.shape, mask: c.mask}
+		}
+		t.nodes = append(t.nodes, n)
+	}
+	t.failed = *failed
 }
 
 // leastEfficient returns the indexes of the n claims of least worth per unit of price (ties:
