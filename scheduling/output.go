@@ -3,7 +3,6 @@ package scheduling
 import (
 	"cmp"
 	"maps"
-	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,22 +22,13 @@ func (p *problem) groupsByValue() []*group {
 // equal inputs give equal results. It only reads st, and decides nothing.
 func (p *problem) result(st *packState, requests []NewNodeClaim) Result {
 	var res Result
-	cursor := make([]int, len(p.groups))
-	take := func(g int, k int64) []string {
-		keys := p.groups[g].keys[cursor[g] : cursor[g]+int(k)]
-		cursor[g] += int(k)
-		return keys
-	}
+	keys := podKeys{p: p, cursor: make([]int, len(p.groups)), all: make([]string, 0, placedPods(st))}
 	for i, b := range p.bins {
 		placed := st.bins[i].placed
 		if len(placed) == 0 {
 			continue
 		}
-		pl := Placement{Name: b.name}
-		for _, x := range placed {
-			pl.Pods = append(pl.Pods, take(x.g, x.k)...)
-		}
-		slices.Sort(pl.Pods)
+		pl := Placement{Name: b.name, Pods: keys.of(placed)}
 		if b.inflight {
 			res.InFlight = append(res.InFlight, pl)
 		} else {
@@ -49,12 +39,12 @@ func (p *problem) result(st *packState, requests []NewNodeClaim) Result {
 	slices.SortFunc(res.Existing, byName)
 	slices.SortFunc(res.InFlight, byName)
 
+	if len(st.claims) > 0 {
+		res.NodeClaims = make([]NewNodeClaim, 0, len(st.claims))
+	}
 	for i, c := range st.claims {
 		nc := requests[i]
-		for _, x := range c.placed {
-			nc.Pods = append(nc.Pods, take(x.g, x.k)...)
-		}
-		slices.Sort(nc.Pods)
+		nc.Pods = keys.of(c.placed)
 		res.NodeClaims = append(res.NodeClaims, nc)
 		res.Cost += nc.Offering.Price + c.shape.pool.nodeCost
 		res.NodeCost += c.shape.pool.nodeCost
@@ -69,12 +59,57 @@ func (p *problem) result(st *packState, requests []NewNodeClaim) Result {
 		for i, r := range pools {
 			msg[i] = r.Message
 		}
-		for _, key := range take(g.id, n) {
-			res.Unschedulable = append(res.Unschedulable, Unschedulable{Pod: key, Code: code, Message: strings.Join(msg, "; "), Pools: pools})
+		message := strings.Join(msg, "; ")
+		for _, key := range keys.take(g.id, int64(n)) {
+			res.Unschedulable = append(res.Unschedulable, Unschedulable{Pod: key, Code: code, Message: message, Pools: pools})
 		}
 	}
 	slices.SortFunc(res.Unschedulable, func(a, b Unschedulable) int { return strings.Compare(a.Pod, b.Pod) })
 	return res
+}
+
+// podKeys hands out the groups' pod keys in group order, each key once.
+type podKeys struct {
+	p      *problem
+	cursor []int // per group: its keys handed out so far
+	// all holds every placed pod's key, each node's keys a full slice expression of it
+	// (appending to one cannot reach the next): one array for them all.
+	all []string
+}
+
+// take returns group g's next k keys.
+func (pk *podKeys) take(g int, k int64) []string {
+	keys := pk.p.groups[g].keys[pk.cursor[g] : pk.cursor[g]+int(k)]
+	pk.cursor[g] += int(k)
+	return keys
+}
+
+// of returns the keys of the pods of placed, sorted; nil when there are none.
+func (pk *podKeys) of(placed []placement) []string {
+	from := len(pk.all)
+	for _, x := range placed {
+		pk.all = append(pk.all, pk.take(x.g, x.k)...)
+	}
+	if len(pk.all) == from {
+		return nil
+	}
+	pods := pk.all[from:len(pk.all):len(pk.all)]
+	slices.Sort(pods)
+	return pods
+}
+
+// placedPods counts the pods st places on bins and claims.
+func placedPods(st *packState) int {
+	n := int64(0)
+	for i := range st.bins {
+		for _, x := range st.bins[i].placed {
+			n += x.k
+		}
+	}
+	for _, c := range st.claims {
+		n += podCount(c)
+	}
+	return int(n)
 }
 
 // rejectMinValues builds every planned claim's launch request and takes back the pods of the
@@ -299,28 +334,34 @@ type claimOption struct {
 // hold its pods and grow past its type by at most the pool's growth (its limits), cut to
 // Options.MaxInstanceTypes (60) but extended until the pool's minValues are met; ok is false
 // when they cannot be. The slice is scratch, valid until the next call.
+//
+// The options are taken in order as the cut needs them, so the shapes past the last one
+// needed are never checked against the claim's groups.
 func (lb *launchBuilder) options(c *claim, cands *candidates) ([]claimOption, bool) {
 	growth := lb.growth[c.shape.pool.idx]
 	opts := lb.opts[:0]
-	// The candidates are in option order already: filtering keeps it.
-	for w, word := range cands.take {
-		for ; word != 0; word &= word - 1 {
-			o := cands.order[w*64+bits.TrailingZeros64(word)]
-			if !c.used.fitsIn(o.s.alloc) {
+	i := 0 // the next position in cands.order to look at
+	next := func() bool {
+		for ; i < len(cands.order); i++ {
+			o := cands.order[i]
+			if !c.used.fitsIn(o.s.alloc) || o.s != c.shape && !withinGrowth(growth, c.shape.capacity, o.s.capacity) {
 				continue
 			}
-			if o.s != c.shape && !withinGrowth(growth, c.shape.capacity, o.s.capacity) {
-				continue
+			if lb.takes(cands, i) {
+				opts = append(opts, o)
+				i++
+				return true
 			}
-			opts = append(opts, o)
 		}
+		return false
 	}
-	lb.opts = opts
 	maxTypes := lb.p.in.Options.MaxInstanceTypes
 	if maxTypes <= 0 {
 		maxTypes = 60
 	}
-	n := min(maxTypes, len(opts))
+	for len(opts) < maxTypes && next() {
+	}
+	n := len(opts)
 	for _, mv := range c.shape.pool.minValues {
 		// Extend the list until it has enough distinct values of the key; fail if all the
 		// options together do not.
@@ -329,13 +370,15 @@ func (lb *launchBuilder) options(c *claim, cands *candidates) ([]claimOption, bo
 			noteValue(seen, o.s.it.Labels, mv.Key)
 		}
 		for len(seen) < mv.MinValues {
-			if n == len(opts) {
+			if n == len(opts) && !next() {
+				lb.opts = opts
 				return nil, false
 			}
 			noteValue(seen, opts[n].s.it.Labels, mv.Key)
 			n++
 		}
 	}
+	lb.opts = opts
 	return opts[:n], n > 0
 }
 
@@ -352,85 +395,59 @@ func noteValue(seen map[string]bool, labels map[string]string, key string) {
 type candidates struct {
 	reqs nodeplan.Requirements
 	// order is every shape of the pool with offerings left under reqs' zone and capacity type,
-	// in option order (cheapest first, then by name), shared by the candidates with those;
-	// take is the set (a bitset) of the positions in order of the shapes that take every group.
+	// in option order (cheapest first, then by name), shared by the candidates with those.
 	order []claimOption
-	take  []uint64
-	// least is the use the shapes in take were checked to hold (see newCandidates).
-	least vec
+	// take is the set (a bitset) of the positions in order of the shapes that take every
+	// group, worked out as the options ask (takes): known marks the positions looked at.
+	take, known []uint64
+	groups      []int // the claims' groups
+	// single: every group has one alternative (see takes).
+	single bool
 }
 
-// candidates returns the candidates for c's shape and groups, worked out once per distinct
-// set (many claims differ only in how many pods of each group they hold).
+// candidates returns the candidates for c's shape and groups, shared by the claims with the
+// same set (many claims differ only in how many pods of each group they hold).
 func (lb *launchBuilder) candidates(c *claim) *candidates {
 	lb.key = appendGroupSetKey(lb.key[:0], c, &lb.ids)
-	cs, ok := lb.cands[string(lb.key)]
-	if ok && cs.least.fitsIn(c.used) {
+	if cs, ok := lb.cands[string(lb.key)]; ok {
 		return cs
 	}
-	least := make(vec, len(lb.p.dims.names))
-	for _, x := range c.placed {
-		least.add(lb.p.groups[x.g].req)
-	}
-	if !least.fitsIn(c.used) {
-		clear(least) // not a claim of its pods' requests: no shape is ruled out by size
-	}
-	if ok {
-		return lb.newCandidates(c, least) // the set's candidates assume more use than c's
-	}
 	key := string(lb.key)
-	cs = lb.newCandidates(c, least)
+	p := lb.p
+	cs := &candidates{reqs: p.claimReqs(c), groups: slices.Clone(lb.ids), single: true}
+	cs.order = lb.offerOrders(cs.reqs).order(c.shape.pool)
+	cs.take = make([]uint64, (len(cs.order)+63)/64)
+	cs.known = make([]uint64, len(cs.take))
+	for _, g := range cs.groups {
+		cs.single = cs.single && len(p.groups[g].alts) == 1
+	}
 	lb.cands[key] = cs
 	return cs
 }
 
-// newCandidates works out the candidates for c's shape and groups among the shapes that hold
-// least: one pod of each group, the least any claim of these groups uses.
+// takes reports whether the shape at position i of cs.order takes every group of cs: each fits
+// it, and their requirements are compatible with its labels.
 //
-// The options (see options) are the candidates that hold the claim's use, so the shapes that
-// cannot hold least are never options of a claim using at least that: they are ruled out
-// first, with one comparison, and each group's fit is checked on the shapes left, group after
-// group (a group's fits are one row of the fit index).
-func (lb *launchBuilder) newCandidates(c *claim, least vec) *candidates {
-	p := lb.p
-	cs := &candidates{reqs: p.claimReqs(c), least: least}
-	cs.order = lb.offerOrders(cs.reqs).order(c.shape.pool)
-	cs.take = make([]uint64, (len(cs.order)+63)/64)
-	for i, o := range cs.order {
-		if least.fitsIn(o.s.alloc) {
-			cs.take[i/64] |= 1 << uint(i%64)
+// A shape's labels have one value each except zone and capacity type (which the offering mask
+// checks) and its narrow keys. So when every group has a single alternative, a shape that fits
+// each group fits them together, and the requirements need no check of their own.
+func (lb *launchBuilder) takes(cs *candidates, i int) bool {
+	w, bit := i/64, uint64(1)<<uint(i%64)
+	if cs.known[w]&bit != 0 {
+		return cs.take[w]&bit != 0
+	}
+	cs.known[w] |= bit
+	s := cs.order[i].s
+	for _, g := range cs.groups {
+		if _, ok := lb.p.fitAny(s, g); !ok {
+			return false
 		}
 	}
-	for _, x := range c.placed {
-		lb.keep(cs, func(s *shape) bool {
-			_, ok := p.fitAny(s, x.g)
-			return ok
-		})
+	if !(cs.single && len(s.narrowKeys) == 0) && !s.reqs.compatible(cs.reqs) {
+		return false
 	}
-	// A shape's labels have one value each except zone and capacity type (which the offering
-	// mask checks) and its narrow keys. So when every group has a single alternative, a shape
-	// that fits each group fits them together, and the requirements need no check of their own.
-	single := true
-	for _, x := range c.placed {
-		single = single && len(p.groups[x.g].alts) == 1
-	}
-	lb.keep(cs, func(s *shape) bool {
-		return single && len(s.narrowKeys) == 0 || s.reqs.compatible(cs.reqs)
-	})
-	return cs
-}
-
-// keep drops from cs.take the shapes ok rejects.
-func (lb *launchBuilder) keep(cs *candidates, ok func(*shape) bool) {
-	for w, word := range cs.take {
-		for rest := word; rest != 0; rest &= rest - 1 {
-			b := bits.TrailingZeros64(rest)
-			if !ok(cs.order[w*64+b].s) {
-				word &^= 1 << uint(b)
-			}
-		}
-		cs.take[w] = word
-	}
+	cs.take[w] |= bit
+	return true
 }
 
 // appendGroupSetKey appends the key of c's shape and its groups, sorted (ids is scratch).
