@@ -344,9 +344,13 @@ const maxConflictMemo = 256
 // most one more member of a shared cap than the cap admits on a node (25 anti-affine groups
 // allowed one pod per node between them would otherwise fill the list with pods of which a
 // pattern can use one), and for each cap its most valuable member as well.
+//
+// "First" is in byKey's order, a total one. The caps are taken in the order the sorted items
+// name them first, their most valuable member the first of equal value; then the items in
+// order until topK are kept. Only that last pass needs the items sorted, and it usually stops
+// within a few more than topK: only the first ones are sorted until it reads further.
 func (k *Solver) selectItems(items []kItem, topK int) []kItem {
 	p := k.prob
-	slices.SortFunc(items, func(a, b kItem) int { return cmp.Or(cmp.Compare(b.key, a.key), cmp.Compare(a.g, b.g)) })
 	k.capSeen = k.capSeen[:0]
 	index := func(c int) int {
 		for i := range k.capSeen {
@@ -354,49 +358,110 @@ func (k *Solver) selectItems(items []kItem, topK int) []kItem {
 				return i
 			}
 		}
-		k.capSeen = append(k.capSeen, capCount{c: c, best: -1})
+		k.capSeen = append(k.capSeen, capCount{c: c, best: -1, first: -1})
 		return len(k.capSeen) - 1
 	}
-	for j, it := range items {
-		for _, c := range p.Items[it.src].Caps {
+	for j := range items {
+		it := &items[j]
+		for at, c := range p.Items[it.src].Caps {
 			cc := &k.capSeen[index(c)]
-			if cc.best < 0 || it.v > items[cc.best].v {
+			if cc.first < 0 || byKey(*it, items[cc.first]) < 0 {
+				cc.first, cc.at = j, at
+			}
+			if b := cc.best; b < 0 || it.v > items[b].v || (it.v == items[b].v && byKey(*it, items[b]) < 0) {
 				cc.best = j
 			}
 		}
 	}
-	picked := append(k.picked[:0], make([]bool, len(items))...)
+	// The caps in the order the sorted items name them first (an item's in its own order).
+	slices.SortFunc(k.capSeen, func(x, y capCount) int {
+		if x.first == y.first {
+			return cmp.Compare(x.at, y.at)
+		}
+		return byKey(items[x.first], items[y.first])
+	})
+	// Picked is kept by the items' index in Problem.Items: sorting below moves them.
+	picked := append(k.picked[:0], make([]bool, len(p.Items))...)
 	top := k.top[:0]
-	take := func(j int) {
-		picked[j] = true
-		top = append(top, items[j])
-		for _, c := range p.Items[items[j].src].Caps {
+	take := func(it kItem) {
+		picked[it.src] = true
+		top = append(top, it)
+		for _, c := range p.Items[it.src].Caps {
 			k.capSeen[index(c)].n++
 		}
 	}
 	for i := range k.capSeen {
-		if j := k.capSeen[i].best; len(top) < topK && !picked[j] {
-			take(j)
+		if it := items[k.capSeen[i].best]; len(top) < topK && !picked[it.src] {
+			take(it)
 		}
 	}
-	for j, it := range items {
+	sorted := min(len(items), 2*topK+8)
+	selectFirst(items, sorted)
+	slices.SortFunc(items[:sorted], byKey)
+	for j := range items {
 		if len(top) >= topK {
 			break
 		}
-		full := picked[j]
+		if j == sorted {
+			slices.SortFunc(items[sorted:], byKey)
+		}
+		it := items[j]
+		full := picked[it.src]
 		for _, c := range p.Items[it.src].Caps {
 			full = full || k.capSeen[index(c)].n > p.CapLimits[c]
 		}
 		if !full {
-			take(j)
+			take(it)
 		}
 	}
 	k.top, k.picked = top, picked
 	return append(items[:0], top...)
 }
 
+// byKey orders items by value per size, greatest first, ties by ID: a total order.
+func byKey(a, b kItem) int { return cmp.Or(cmp.Compare(b.key, a.key), cmp.Compare(a.g, b.g)) }
+
+// selectFirst moves the first m items in byKey's order to items[:m], in some order: a
+// quickselect, the pivot the median of three.
+func selectFirst(items []kItem, m int) {
+	lo, hi := 0, len(items)
+	for m > lo && m < hi && hi-lo > 1 {
+		mid, last := lo+(hi-lo)/2, hi-1
+		if byKey(items[mid], items[lo]) < 0 {
+			items[mid], items[lo] = items[lo], items[mid]
+		}
+		if byKey(items[last], items[lo]) < 0 {
+			items[last], items[lo] = items[lo], items[last]
+		}
+		if byKey(items[last], items[mid]) < 0 {
+			items[last], items[mid] = items[mid], items[last]
+		}
+		// The median is at mid: it goes last while the rest are split around it.
+		items[mid], items[last] = items[last], items[mid]
+		pivot, at := items[last], lo
+		for j := lo; j < last; j++ {
+			if byKey(items[j], pivot) < 0 {
+				items[at], items[j] = items[j], items[at]
+				at++
+			}
+		}
+		items[at], items[last] = items[last], items[at]
+		// items[lo:at] come before the pivot, now at at, and items[at+1:hi] after it.
+		switch {
+		case at == m || at+1 == m:
+			return
+		case at < m:
+			lo = at + 1
+		default:
+			hi = at
+		}
+	}
+}
+
 type capCount struct {
-	c    int   // the cap's index in Problem.CapLimits
-	n    int64 // members picked
-	best int   // its most valuable member
+	c     int   // the cap's index in Problem.CapLimits
+	n     int64 // members picked
+	best  int   // its most valuable member
+	first int   // its first member in byKey's order
+	at    int   // the cap's place in that member's Caps
 }

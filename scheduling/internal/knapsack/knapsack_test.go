@@ -3,6 +3,7 @@ package knapsack
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -399,6 +400,97 @@ func TestSettlingChangesNothing(t *testing.T) {
 		settleCapped = false
 		if diff := cmp.Diff(run(), settled); diff != "" {
 			t.Fatalf("settled vs computed (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// selectBySort is selectItems as it was written first: every item sorted, then the caps' best
+// members and the items in order taken — the reference selectItems must agree with.
+func selectBySort(p *Problem, items []kItem, topK int) []kItem {
+	items = slices.Clone(items)
+	slices.SortFunc(items, byKey)
+	type seen struct {
+		c    int
+		n    int64
+		best int
+	}
+	var caps []seen
+	index := func(c int) int {
+		for i := range caps {
+			if caps[i].c == c {
+				return i
+			}
+		}
+		caps = append(caps, seen{c: c, best: -1})
+		return len(caps) - 1
+	}
+	for j, it := range items {
+		for _, c := range p.Items[it.src].Caps {
+			cc := &caps[index(c)]
+			if cc.best < 0 || it.v > items[cc.best].v {
+				cc.best = j
+			}
+		}
+	}
+	picked := make([]bool, len(items))
+	var top []kItem
+	take := func(j int) {
+		picked[j] = true
+		top = append(top, items[j])
+		for _, c := range p.Items[items[j].src].Caps {
+			caps[index(c)].n++
+		}
+	}
+	for i := range caps {
+		if j := caps[i].best; len(top) < topK && !picked[j] {
+			take(j)
+		}
+	}
+	for j, it := range items {
+		if len(top) >= topK {
+			break
+		}
+		full := picked[j]
+		for _, c := range p.Items[it.src].Caps {
+			full = full || caps[index(c)].n > p.CapLimits[c]
+		}
+		if !full {
+			take(j)
+		}
+	}
+	return top
+}
+
+// TestSelectItemsIsSelectBySort: selectItems, which sorts only as far as it reads, keeps the
+// same items in the same order as sorting them all first; keys and values tie often, items
+// name several caps, some twice.
+func TestSelectItemsIsSelectBySort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ncaps := rapid.IntRange(0, 4).Draw(t, "caps")
+		p := &Problem{}
+		for c := range ncaps {
+			p.CapLimits = append(p.CapLimits, int64(rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("limit-%d", c))))
+		}
+		n := rapid.IntRange(1, 120).Draw(t, "items")
+		var items []kItem
+		for j := range n {
+			it := Item{ID: rapid.IntRange(0, 1000).Draw(t, fmt.Sprintf("id-%d", j))*200 + j,
+				Value: float64(rapid.IntRange(1, 4).Draw(t, fmt.Sprintf("v-%d", j))),
+				Size:  float64(rapid.IntRange(1, 4).Draw(t, fmt.Sprintf("size-%d", j))), Max: 1}
+			if ncaps > 0 {
+				for range rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("ncaps-%d", j)) {
+					it.Caps = append(it.Caps, rapid.IntRange(0, ncaps-1).Draw(t, fmt.Sprintf("cap-%d", j)))
+				}
+			}
+			p.Items = append(p.Items, it)
+			items = append(items, kItem{g: it.ID, src: j, v: it.Value, maxk: it.Max, key: it.Value / it.Size})
+		}
+		topK := rapid.IntRange(1, n).Draw(t, "topK")
+		want := selectBySort(p, items, topK)
+		k := Solver{prob: p}
+		got := k.selectItems(slices.Clone(items), topK)
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(kItem{})); diff != "" {
+			t.Fatalf("(-by sorting all +selectItems):\n%s", diff)
 		}
 	})
 }
