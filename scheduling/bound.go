@@ -271,7 +271,12 @@ type proofTail struct {
 	stopped bool
 	// next is the Work count at which the next check is due.
 	next int
+	// witness is the family whose bound set θ at the last check worked out in full (-1:
+	// none): checked first, it usually shows alone that a bound cannot gain.
+	witness int
 }
+
+func newProofTail() *proofTail { return &proofTail{witness: -1} }
 
 // tailStop checks the bound after a pricing round (see proofTail) and reports whether the LP
 // may stop.
@@ -304,14 +309,34 @@ func (c *colGen) tailStop() bool {
 	return t.stopped
 }
 
+// famBound is the least of the bounds theta may work out for family i at row values w, over
+// its price: θ is at least that, whatever the other families.
+func (c *colGen) famBound(i int, w []float64) float64 {
+	f := &c.fams[i]
+	c.ks.Work += len(f.items)
+	upper := f.upperBound(w, c.p.unitValues(c.ratio, c.rows, w), &c.ks.ub)
+	upper = min(upper, c.ks.bound(f, w))
+	refined, items := c.ks.refine(f, w)
+	upper = min(upper, refined)
+	if items <= exactItems {
+		_, _, exact := c.ks.solve(f, w, knapsackNode, 0)
+		upper = min(upper, exact)
+	}
+	return upper / f.price
+}
+
 // tailOffer proves the bound at row values w and keeps it if it gains more than tailGain on
 // the best so far: θ is worked out only as far as that needs.
 func (c *colGen) tailOffer(w []float64) {
 	limit := math.Inf(1)
 	if c.tail.best > 0 {
 		limit = c.boundAt(w, 1) / (c.tail.best * (1 + tailGain))
+		if c.tail.witness >= 0 && c.famBound(c.tail.witness, w) > limit {
+			return
+		}
 	}
 	th := c.thetaUpTo(w, limit)
+	c.tail.witness = c.thetaFam
 	if lb := c.boundAt(w, th); th <= limit && lb > c.tail.best {
 		c.tail.best = lb
 		c.tail.values = c.tail.values[:0]

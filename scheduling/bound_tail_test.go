@@ -39,7 +39,7 @@ func TestStoppedBoundIsBelowTheLP(t *testing.T) {
 		if c == nil {
 			rt.Skip("no pod fits")
 		}
-		c.tail = &proofTail{}
+		c.tail = newProofTail()
 		got := c.result(c.iterate(), !c.tail.stopped).lb
 		if c.tail.stopped {
 			stopped++

@@ -175,6 +175,8 @@ type colGen struct {
 	// tail, when set, stops a bound-only LP once its bound stops rising (see proofTail in
 	// bound.go).
 	tail *proofTail
+	// thetaFam is the family whose bound (or pattern) set the last theta's θ (-1: none).
+	thetaFam int
 }
 
 // columnGeneration solves the configuration LP for the groups with counts > 0 over the given
@@ -199,7 +201,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []patt
 	}
 	prove := !p.in.Options.SkipLowerBound && !p.noProof
 	if prove && p.prefs.relaxTopology {
-		c.tail = &proofTail{}
+		c.tail = newProofTail()
 	}
 	c.warm(shapes, seeds)
 	converged := c.iterate()
@@ -483,9 +485,12 @@ func (c *colGen) thetaUpTo(w []float64, limit float64) float64 {
 	// Start from the best ratio a known pattern reaches at w (θ is at least that): every
 	// family whose bound does not exceed it is settled without a search.
 	theta := 1.0
+	c.thetaFam = -1
 	for i := range c.last {
 		if pat := &c.last[i]; pat.s != nil {
-			theta = max(theta, c.worth(pat, w)/c.fams[i].price)
+			if r := c.worth(pat, w) / c.fams[i].price; r > theta {
+				theta, c.thetaFam = r, i
+			}
 		}
 	}
 	if theta > limit {
@@ -502,7 +507,9 @@ func (c *colGen) thetaUpTo(w []float64, limit float64) float64 {
 			_, _, exact := c.ks.solve(f, c.vp, knapsackNode, 0)
 			upper = min(upper, exact)
 		}
-		theta = max(theta, upper/f.price)
+		if upper/f.price > theta {
+			theta, c.thetaFam = upper/f.price, x.fam
+		}
 		if theta > limit {
 			return theta
 		}
