@@ -75,9 +75,9 @@
 // particular way, keeping only what every plan obeys — hostname anti-affinity, and a zone
 // spread's small per-node caps (fewer than 8 pods of a family per node; a larger cap rarely
 // binds where groups share nodes, and it keeps the LP's rows from merging). Nothing reads that
-// LP's pod values, so it stops once its bound stops rising (after half its work budget, when
-// three checks in a row gain under 0.1%, or the bound is within 0.5% of the LP's objective) and
-// reports the best bound any check proved.
+// LP's pod values, so it stops once its bound stops rising (after a quarter of its work
+// budget, when three checks in a row gain under 0.1%, or the bound is within 0.5% of the LP's
+// objective) and reports the best bound any check proved.
 //
 // How far each gap is the bound's and how far the plan's, on the benchmark suite: cost/bound at
 // the default effort → at Options.Effort 8, which moves whichever side has not converged:
