@@ -22,6 +22,9 @@ func (p *problem) markDominated() {
 		}
 		for _, s := range pl.shapes {
 			for _, t := range pl.shapes {
+				if t.minPrice > s.minPrice {
+					break // the pool's shapes are cheapest first, and no dearer shape dominates s
+				}
 				if s != t && !t.dominated && p.dominates(t, s) {
 					s.dominated = true
 					break

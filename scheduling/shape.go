@@ -113,8 +113,9 @@ func (p *problem) buildPools(in *Input, from *buildFacts) {
 		if own, ok := in.PoolInstanceTypes[np.Name]; ok {
 			its = own
 		}
+		pl.types = make([]*nodeplan.InstanceType, len(its))
 		for i := range its {
-			pl.types = append(pl.types, &its[i])
+			pl.types[i] = &its[i]
 		}
 		slices.SortFunc(pl.types, func(a, b *nodeplan.InstanceType) int { return strings.Compare(a.Name, b.Name) })
 		for _, f := range p.poolShapeFacts(pl, its, from) {

@@ -47,16 +47,18 @@ func (d *dims) add(n corev1.ResourceName) int {
 
 func (d *dims) addAll(rl corev1.ResourceList) {
 	// Usually every name is known already (a catalog names the same few resources hundreds of
-	// times): then there is nothing to sort.
-	known := true
-	for n := range rl {
-		if _, ok := d.index[n]; !ok {
-			known = false
-			break
+	// times): then there is nothing to sort. Looking each dimension up in the list says so
+	// without starting an iteration over it (most of the cost of a short list).
+	if len(rl) <= len(d.names) {
+		known := 0
+		for _, n := range d.names {
+			if _, ok := rl[n]; ok {
+				known++
+			}
 		}
-	}
-	if known {
-		return
+		if known == len(rl) {
+			return
+		}
 	}
 	names := make([]corev1.ResourceName, 0, len(rl))
 	for n := range rl {
