@@ -82,12 +82,17 @@ const (
 	// problem's LP keeps 25: there fewer rounds lowered karpenter-mix-drawn-1000's bound 5%.
 	// limitedBound's LP, which only proves a bound, starts from the plan LP's columns and gets
 	// cgMinIterationsPriced (spot-od's cost/bound 1.029 → 1.035).
-	cgMinIterations       = 25
-	cgMinIterationsPlan   = 20
-	cgMinIterationsPriced = 15
-	cgMinIterationsLarge  = 10
-	knapsackNode          = 4000
-	knapsackQuick         = 1000
+	//
+	// A large plan LP (more than bothBounds rows, not the relaxed problem's) gets
+	// cgMinIterationsLargePlan: on the drawn Karpenter mixes 6 rounds instead of 10 left the
+	// plans −0.3% (1,000 pods), +0.24% (5,000) and −0.24% (20,000), at 6–8% less CPU on 1,000.
+	cgMinIterations          = 25
+	cgMinIterationsPlan      = 20
+	cgMinIterationsPriced    = 15
+	cgMinIterationsLarge     = 10
+	cgMinIterationsLargePlan = 6
+	knapsackNode             = 4000
+	knapsackQuick            = 1000
 	// pricingSearches is how many families a pricing round searches at most once it has
 	// found an improving column: late in the search most families' cheap bounds exceed their
 	// price without any pattern doing so, and searching them all every round was most of the
@@ -311,8 +316,10 @@ func (c *colGen) iterate() bool {
 	surplus := 0
 	minIter := cgMinIterations
 	switch {
-	case n > bothBounds:
+	case n > bothBounds && c.p.prefs.relaxTopology:
 		minIter = cgMinIterationsLarge
+	case n > bothBounds:
+		minIter = cgMinIterationsLargePlan
 	case c.p.prefs.relaxTopology:
 		// The relaxed problem's LPs keep cgMinIterations (see above).
 	case c.p.priceAdj != nil:
