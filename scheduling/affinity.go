@@ -71,15 +71,29 @@ func newAffinityMemo() *affinityMemo {
 }
 
 // termMatches remembers, per set of required terms (by affSig), which pods match them all.
-type termMatches map[string]map[*corev1.Pod]bool
+type termMatches map[string]podMatches
 
 // all is matchesAll(terms, pod) for the terms whose signature is sig.
 func (tm termMatches) all(sig string, terms []podTerm, pod *corev1.Pod) bool {
+	return tm.of(sig).all(terms, pod)
+}
+
+// of returns the memo of the terms whose signature is sig: an ask looks it up once, not once
+// per pod (the signatures are long).
+func (tm termMatches) of(sig string) podMatches {
 	m := tm[sig]
 	if m == nil {
-		m = map[*corev1.Pod]bool{}
+		m = podMatches{}
 		tm[sig] = m
 	}
+	return m
+}
+
+// podMatches remembers which pods match one set of terms.
+type podMatches map[*corev1.Pod]bool
+
+// all is matchesAll(terms, pod), terms being the set m is for.
+func (m podMatches) all(terms []podTerm, pod *corev1.Pod) bool {
 	v, ok := m[pod]
 	if !ok {
 		v = matchesAll(terms, pod)
@@ -104,7 +118,8 @@ func newAffinityAsk(g *group, i int, topo map[*group]groupTopo, memo *affinityMe
 	if i < t.reqAff {
 		terms := t.affinity[:t.reqAff]
 		sig := t.affSig
-		ask.match = func(pod *corev1.Pod) bool { return memo.all.all(sig, terms, pod) }
+		m := memo.all.of(sig)
+		ask.match = func(pod *corev1.Pod) bool { return m.all(terms, pod) }
 		ask.sig, ask.required = sig, true
 		ask.coCarrier = func(h *group) bool { return topo[h].affSig == sig }
 	}

@@ -187,7 +187,7 @@ func newProblemGrouped(in *Input, prefs preferences, base []*group, from *buildF
 	if err := p.buildBins(in); err != nil {
 		return nil, err
 	}
-	if err := p.applyTopology(in); err != nil {
+	if err := p.applyTopology(in, from); err != nil {
 		return nil, err
 	}
 	p.finishConflicts()
@@ -214,6 +214,8 @@ type buildFacts struct {
 	// altFits is buildFits' memo: which alternative each shape of a pool accepts, by pool and
 	// alternatives (poolAltFits).
 	altFits map[string][]altFit
+	// topos[i] are base group i's parsed topology constraints (parseGroups).
+	topos []groupTopo
 }
 
 // groupDesc is what describeGroups reads from a group's representative pod.
@@ -521,10 +523,13 @@ type fitSource struct {
 
 // fillFits fills every shape's fit list with the groups in order (their ids; nil: by id), each
 // list holding a group once and in the order given: filling them again in another order is
-// sorting them, in time linear in the entries.
+// sorting them, in time linear in the entries. Each list has room for exactly its entries
+// (buildFits), so they are written in place.
 func (p *problem) fillFits(order []int) {
-	for s := range p.byShape {
-		p.byShape[s] = p.byShape[s][:0]
+	lists := p.byShape
+	n := make([]int32, len(lists))
+	for s := range lists {
+		lists[s] = lists[s][:cap(lists[s])]
 	}
 	for i := range p.groups {
 		gi := i
@@ -538,14 +543,20 @@ func (p *problem) fillFits(order []int) {
 			}
 			words := (len(pl.shapes) + 63) / 64
 			for w, m := range p.fitSrc.marks[pl.idx][gi*words : (gi+1)*words] {
+				if m != 0 {
+					p.poolOK[gi][pl.idx] = true
+				}
 				for ; m != 0; m &= m - 1 {
 					i := w*64 + bits.TrailingZeros64(m)
-					s := pl.shapes[i]
-					p.byShape[s.idx] = append(p.byShape[s.idx], fitEntry{g: gi, mask: fits[i].mask, alt: fits[i].alt})
-					p.poolOK[gi][pl.idx] = true
+					s := pl.shapes[i].idx
+					lists[s][n[s]] = fitEntry{g: gi, mask: fits[i].mask, alt: fits[i].alt}
+					n[s]++
 				}
 			}
 		}
+	}
+	for s := range lists {
+		lists[s] = lists[s][:n[s]]
 	}
 }
 

@@ -57,6 +57,9 @@ type groupTopo struct {
 	affSig string
 	// spreadSigs are spreadSignature of each spread, in order.
 	spreadSigs []string
+	// needKeys are the keys of hard spreads with an empty selector, which only ask for nodes
+	// with the key: the parse added them to the group's alternatives (see parseSpreads).
+	needKeys []string
 }
 
 // blockInfo marks pods that cannot be placed at all because of a constraint, and why.
@@ -102,9 +105,8 @@ func (p *problem) parseSpreads(g *group, t *groupTopo) error {
 			// kube-scheduler counts no pods for an empty selector ({}), so the skew is at
 			// most 1 everywhere: the constraint only asks for nodes with the key.
 			if s.hard && c.TopologyKey != nodeplan.LabelHostname && c.TopologyKey != nodeplan.LabelZone {
-				for i := range g.alts {
-					g.alts[i] = g.alts[i].Add(nodeplan.Exists(c.TopologyKey))
-				}
+				t.needKeys = append(t.needKeys, c.TopologyKey)
+				needKey(g, c.TopologyKey)
 			}
 			continue
 		}
@@ -114,6 +116,44 @@ func (p *problem) parseSpreads(g *group, t *groupTopo) error {
 		}
 	}
 	return nil
+}
+
+// needKey narrows every alternative of g to nodes with key.
+func needKey(g *group, key string) {
+	for i := range g.alts {
+		g.alts[i] = g.alts[i].Add(nodeplan.Exists(key))
+	}
+}
+
+// parseGroups reads every group's constraints into p.topo (parseTopology), or takes them from
+// from, an earlier build's facts on the same groups (the relaxed problem's, from the plan's):
+// the parsed constraints are only read after, and the alternatives are narrowed as the parse
+// narrowed them. Groups are not split yet, so they are base's, in order. It reports whether
+// any group has a constraint.
+func (p *problem) parseGroups(nsLabels map[string]map[string]string, from *buildFacts) (bool, error) {
+	any := false
+	if from != nil && len(from.topos) == len(p.groups) {
+		for i, g := range p.groups {
+			t := from.topos[i]
+			for _, k := range t.needKeys {
+				needKey(g, k)
+			}
+			p.topo[g] = t
+			any = any || len(t.spreads)+len(t.anti)+len(t.affinity) > 0
+		}
+		return any, nil
+	}
+	p.facts.topos = make([]groupTopo, len(p.groups))
+	for i, g := range p.groups {
+		t, err := p.parseTopology(g, nsLabels)
+		if err != nil {
+			return false, &InputError{Object: "pod " + g.keys[0], Err: err}
+		}
+		p.topo[g] = t
+		p.facts.topos[i] = t
+		any = any || len(t.spreads)+len(t.anti)+len(t.affinity) > 0
+	}
+	return any, nil
 }
 
 // podTerms parses owner's required terms of one kind (anti-affinity or affinity), in order, then,
@@ -176,7 +216,8 @@ type repel struct {
 //
 //  1. read the running pods (running, counted) and their anti-affinity (repels), cap groups by
 //     the nodes' volume attach limits (volumes.go), and read every group's constraints
-//     (p.topo); with none anywhere, nothing more to do;
+//     (p.topo, parseGroups; from from's facts where given); with none anywhere, nothing more
+//     to do;
 //  2. non-hostname anti-affinity, running pods' and the groups' own: excluded or split domains;
 //  3. non-hostname spreads and pod affinities: split and pinned groups (applyZoneTopology), or,
 //     for the relaxed bound, only the caps every plan obeys (relaxedSpreadCap);
@@ -186,7 +227,7 @@ type repel struct {
 // For the bound (relaxTopology) only what holds for every plan the same way stays: the
 // hostname anti-affinity. Zone constraints are met by splitting and pinning groups one
 // particular way, and hostname spread depends on the nodes a plan has.
-func (p *problem) applyTopology(in *Input) error {
+func (p *problem) applyTopology(in *Input, from *buildFacts) error {
 	nsLabels := namespaceLabels(in)
 	running, counted := runningPods(in)
 	repels, err := runningAntiAffinity(running, nsLabels)
@@ -196,15 +237,11 @@ func (p *problem) applyTopology(in *Input) error {
 	p.topo = make(map[*group]groupTopo, len(p.groups))
 	any := len(repels) > 0
 	any = p.applyAttachLimits(in) || any
-	for _, g := range p.groups {
-		t, err := p.parseTopology(g, nsLabels)
-		if err != nil {
-			return &InputError{Object: "pod " + g.keys[0], Err: err}
-		}
-		p.topo[g] = t
-		any = any || len(t.spreads)+len(t.anti)+len(t.affinity) > 0
+	parsed, err := p.parseGroups(nsLabels, from)
+	if err != nil {
+		return err
 	}
-	if !any {
+	if !any && !parsed {
 		return nil
 	}
 	relax := p.prefs.relaxTopology
