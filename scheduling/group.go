@@ -39,8 +39,7 @@ type group struct {
 	// anti-affinity, host ports); 0 means no cap.
 	perNode int64
 	// conflicts are groups that may not share a node with this one (anti-affinity, host ports).
-	conflicts      []int
-	conflictGroups []*group
+	conflicts []int
 
 	// Topology (see topology.go): existing nodes to avoid, the only existing nodes allowed, how
 	// many more pods existing nodes may take, whether new nodes are allowed, whether all pods

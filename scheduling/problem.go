@@ -48,6 +48,10 @@ type problem struct {
 	fits    fitIndex
 	// fitSrc is what the fit lists are filled from (buildFits, orderFits).
 	fitSrc fitSource
+	// conflictPairs are pairs of groups (ids) that may not share a node, recorded once the
+	// groups have their final ids (conflict) and turned into each group's conflicts by
+	// finishConflicts.
+	conflictPairs [][2]int32
 	// poolOK[g][pool] says whether group g has any shape in the pool.
 	poolOK [][]bool
 	// ncaps counts the shared per-node caps (nodeCap.idx).
@@ -417,22 +421,40 @@ func (p *problem) finishConflicts() {
 	for i, g := range withPorts {
 		for _, h := range withPorts[i+1:] {
 			if _, clash := portsConflict(g.ports, h.ports); clash {
-				g.conflict(h)
-				h.conflict(g)
+				p.conflict(g, h)
 			}
 		}
 	}
+	p.numberConflicts()
 	for _, g := range p.groups {
-		g.conflicts = g.conflicts[:0]
-		for _, h := range g.conflictGroups {
-			g.conflicts = append(g.conflicts, h.id)
-		}
 		slices.Sort(g.conflicts)
 		g.conflicts = slices.Compact(g.conflicts)
 		if g.single != nil && (g.perNode == 0 || g.perNode > int64(len(g.pods))) {
 			g.perNode = int64(len(g.pods))
 		}
 	}
+}
+
+// numberConflicts lists each group's side of every pair of conflictPairs as the other group's
+// id in g.conflicts, every list cut from one array of the exact size (grown pair by pair they
+// were much of the drawn mix's garbage).
+func (p *problem) numberConflicts() {
+	n := make([]int, len(p.groups))
+	for _, c := range p.conflictPairs {
+		n[c[0]]++
+		n[c[1]]++
+	}
+	all := make([]int, 2*len(p.conflictPairs))
+	for _, g := range p.groups {
+		k := n[g.id]
+		g.conflicts, all = all[:0:k], all[k:]
+	}
+	for _, c := range p.conflictPairs {
+		g, h := p.groups[c[0]], p.groups[c[1]]
+		g.conflicts = append(g.conflicts, h.id)
+		h.conflicts = append(h.conflicts, g.id)
+	}
+	p.conflictPairs = nil
 }
 
 // conflictsWithGroup reports whether g may not share a node with group h.

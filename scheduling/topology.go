@@ -222,7 +222,8 @@ type repel struct {
 //  3. non-hostname spreads and pod affinities: split and pinned groups (applyZoneTopology), or,
 //     for the relaxed bound, only the caps every plan obeys (relaxedSpreadCap);
 //  4. hostname spreads and anti-affinity: per-node caps, conflicts and nodes to avoid;
-//  5. number the groups and the caps for the packers.
+//  5. number the caps for the packers (the groups are numbered before step 4, whose conflicts
+//     name them).
 //
 // For the bound (relaxTopology) only what holds for every plan the same way stays: the
 // hostname anti-affinity. Zone constraints are met by splitting and pinning groups one
@@ -257,10 +258,15 @@ func (p *problem) applyTopology(in *Input, from *buildFacts) error {
 		}
 	} else {
 		p.applyZoneTopology(fams, running, counted)
+	}
+	// No group is split after this: they take their final ids, which the conflicts recorded
+	// from here on name.
+	p.numberGroups()
+	if !relax {
 		p.applyHostnameSpreads(fams, counted)
 	}
 	p.applyHostnameAnti(running)
-	p.numberGroupsAndCaps()
+	p.numberCaps()
 	return nil
 }
 
@@ -430,6 +436,9 @@ func (p *problem) applyHostnameSpread(f *spreadFam, counted []existingPod) {
 		}
 	}
 	shareCap := pendingPods(others) <= pendingPods(carriers)
+	if !shareCap {
+		p.conflictPairs = slices.Grow(p.conflictPairs, len(carriers)*len(others))
+	}
 	if shareCap {
 		for _, h := range others {
 			c.members = append(c.members, h)
@@ -439,8 +448,7 @@ func (p *problem) applyHostnameSpread(f *spreadFam, counted []existingPod) {
 	for _, g := range carriers {
 		if !shareCap {
 			for _, h := range others {
-				g.conflict(h)
-				h.conflict(g)
+				p.conflict(g, h)
 			}
 		}
 		if f.s.term.matches(g.rep) {
@@ -493,8 +501,7 @@ func (p *problem) applyHostnameAnti(running []existingPod) {
 			}
 			for _, h := range p.selected(a, selects) {
 				if h != g {
-					g.conflict(h)
-					h.conflict(g)
+					p.conflict(g, h)
 				}
 			}
 			for _, e := range running {
@@ -522,12 +529,15 @@ func (p *problem) selected(a *podTerm, memo map[string][]*group) []*group {
 	return hs
 }
 
-// numberGroupsAndCaps gives every group its final id (topology added subgroups) and every cap its
-// index and member set.
-func (p *problem) numberGroupsAndCaps() {
+// numberGroups gives every group its final id (topology added subgroups).
+func (p *problem) numberGroups() {
 	for i, g := range p.groups {
 		g.id = i
 	}
+}
+
+// numberCaps gives every cap its index and member set.
+func (p *problem) numberCaps() {
 	for _, g := range p.groups {
 		for _, c := range g.caps {
 			if c.ids == nil {
@@ -560,11 +570,11 @@ func (g *group) avoidBin(name string) {
 	g.avoid[name] = true
 }
 
-// conflict records that g may not share a node with h. It may record a pair more than once
+// conflict records that g and h may not share a node. It may record a pair more than once
 // (finishConflicts drops repeats): a scan for repeats here made the drawn mix's 20,000 pods
 // quadratic.
-func (g *group) conflict(h *group) {
-	g.conflictGroups = append(g.conflictGroups, h)
+func (p *problem) conflict(g, h *group) {
+	p.conflictPairs = append(p.conflictPairs, [2]int32{int32(g.id), int32(h.id)})
 }
 
 // pin narrows every alternative of g to key ∈ values.
