@@ -93,7 +93,7 @@ func (k *pricer) binBound(b *bin, admitted []*group, values []float64, counts []
 	f := &colFamily{s: s, price: 1}
 	v := make([]float64, len(admitted))
 	for i, g := range admitted {
-		if it, ok := k.p.newFamItem(s, i, g.id, fitEntry{g: g.id}, counts); ok {
+		if it, ok := k.p.newFamItem(s, i, g.id, fitEntry{g: int32(g.id)}, counts); ok {
 			f.items = append(f.items, it)
 		}
 		v[i] = values[g.id]

@@ -60,7 +60,7 @@ func (p *problem) dominates(t, s *shape) bool {
 		return false
 	}
 	for _, e := range p.byShape[s.idx] {
-		f, ok := p.fit(t, e.g)
+		f, ok := p.fit(t, int(e.g))
 		if !ok {
 			return false
 		}

@@ -126,9 +126,9 @@ func (p *problem) buildFamilies(counts []int64, shapes []*shape) (rowOf, rows []
 			}
 			if rowOf[f.g] < 0 {
 				rowOf[f.g] = len(rows)
-				rows = append(rows, f.g)
+				rows = append(rows, int(f.g))
 			}
-			if it, ok := p.newFamItem(s, rowOf[f.g], f.g, f, counts); ok {
+			if it, ok := p.newFamItem(s, rowOf[f.g], int(f.g), f, counts); ok {
 				items = append(items, it)
 				seen |= f.mask
 			}
@@ -251,7 +251,7 @@ func (k *pricer) knapsackOf(f *colFamily, v []float64) *knapsack.Problem {
 // joinConflict reports whether group e.g may not join a node of shape s holding group h (see
 // canJoin: the same rules, for one pair).
 func (p *problem) joinConflict(s *shape, e fitEntry, h int) bool {
-	if h == e.g {
+	if h == int(e.g) {
 		return false
 	}
 	g := p.groups[e.g]

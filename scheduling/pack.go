@@ -57,7 +57,7 @@ func (p *problem) buildFitIndex() {
 		}
 		clear(m)
 		for i, e := range p.byShape[s] {
-			m[e.g] = int32(i + 1)
+			m[int(e.g)] = int32(i + 1)
 		}
 	}
 }
@@ -194,7 +194,7 @@ func (p *problem) joins(s *shape, e fitEntry, st *nodeState) bool {
 func (p *problem) canJoin(s *shape, e fitEntry, placed []placement) bool {
 	g := p.groups[e.g]
 	for _, pl := range placed {
-		if pl.g == e.g {
+		if pl.g == int(e.g) {
 			continue
 		}
 		if g.conflictsWithGroup(pl.g) {
@@ -272,7 +272,7 @@ func (p *problem) fillRest(s *shape, entries []fitEntry, rem []int64, st *nodeSt
 		if rem[e.g] <= 0 || m == 0 || maxCopies(g.req, st.free, 1) <= 0 {
 			continue
 		}
-		left := rem[e.g] - placedOf(st.placed, e.g)
+		left := rem[e.g] - placedOf(st.placed, int(e.g))
 		if left <= 0 || !p.joins(s, e, st) {
 			continue
 		}
@@ -280,7 +280,7 @@ func (p *problem) fillRest(s *shape, entries []fitEntry, rem []int64, st *nodeSt
 		if k <= 0 {
 			continue
 		}
-		st.add(e.g, g.req, k, g.value, m)
+		st.add(int(e.g), g.req, k, g.value, m)
 	}
 }
 
@@ -326,7 +326,7 @@ func (p *problem) fillMix(s *shape, entries []fitEntry, rem []int64, st *nodeSta
 		if k <= 0 {
 			continue
 		}
-		st.add(e.g, g.req, k, g.value, m)
+		st.add(int(e.g), g.req, k, g.value, m)
 	}
 	if len(st.placed) == 0 {
 		// Nothing in proportion: topping up the empty node is fillFFD's node again.

@@ -130,7 +130,7 @@ func (p *problem) fitOnShape(g *group, s *shape) (fitEntry, bool) {
 	for ai, alt := range g.alts {
 		if s.reqs.compatible(alt) {
 			if m := offeringMask(s, alt); m != 0 {
-				return fitEntry{g: g.id, mask: m, alt: ai}, true
+				return fitEntry{g: int32(g.id), mask: m, alt: int32(ai)}, true
 			}
 		}
 	}
