@@ -17,7 +17,7 @@ type colFamily struct {
 	o     int
 	price float64
 	items []famItem
-	all   []famItem         // while building: every item of the shape, whatever the offering
+	all   []famCand         // while building: every group of the shape, whatever the offering
 	kp    *knapsack.Problem // its knapsack, once priced (pricer.knapsackOf)
 }
 
@@ -37,13 +37,28 @@ func (p *problem) newFamItem(s *shape, row, g int, e fitEntry, counts []int64) (
 	if mk <= 0 {
 		return famItem{}, false
 	}
+	return famItem{row: row, g: g, e: e, maxk: mk, size: famSize(gr, s)}, true
+}
+
+// famSize is a pod of gr's size on shape s: Σ request/capacity over the shape's resources.
+func famSize(gr *group, s *shape) float64 {
 	size := 0.0
 	for d, c := range s.alloc {
 		if c > 0 {
 			size += float64(gr.req[d]) / float64(c)
 		}
 	}
-	return famItem{row: row, g: g, e: e, maxk: mk, size: max(size, 1e-12)}, true
+	return max(size, 1e-12)
+}
+
+// famCand is a group of a shape while the families are built (newFamItem's answer, kept small:
+// most families are dominated, so their items are made only for the families kept): its row,
+// its entry's place in the shape's fit list, the entry's offerings and the most pods a node
+// holds.
+type famCand struct {
+	row, at int32
+	mask    uint64
+	maxk    int64
 }
 
 // dropDominated removes a family when another is no dearer, has at least its room in every
@@ -58,8 +73,8 @@ func dropDominated(fams []colFamily, rows int) []colFamily {
 	for i := range fams {
 		bit := uint64(1) << uint(fams[i].o)
 		for _, it := range fams[i].all {
-			if it.e.mask&bit != 0 {
-				sets[i*words+it.row/64] |= 1 << uint(it.row%64)
+			if it.mask&bit != 0 {
+				sets[i*words+int(it.row)/64] |= 1 << uint(it.row%64)
 			}
 		}
 	}
@@ -119,8 +134,8 @@ func (p *problem) buildFamilies(counts []int64, shapes []*shape) (rowOf, rows []
 		// One family per offering some group accepts: a node mixing groups must be bought
 		// through an offering all of them accept, which need not be any one's cheapest.
 		var seen uint64
-		var items []famItem
-		for _, f := range p.byShape[s.idx] {
+		var items []famCand
+		for at, f := range p.byShape[s.idx] {
 			if counts[f.g] <= 0 {
 				continue
 			}
@@ -128,8 +143,9 @@ func (p *problem) buildFamilies(counts []int64, shapes []*shape) (rowOf, rows []
 				rowOf[f.g] = len(rows)
 				rows = append(rows, int(f.g))
 			}
-			if it, ok := p.newFamItem(s, rowOf[f.g], int(f.g), f, counts); ok {
-				items = append(items, it)
+			gr := p.groups[f.g]
+			if mk := maxCopies(gr.req, s.alloc, perNodeCap(gr, counts[f.g])); mk > 0 {
+				items = append(items, famCand{row: int32(rowOf[f.g]), at: int32(at), mask: f.mask, maxk: mk})
 				seen |= f.mask
 			}
 		}
@@ -144,24 +160,26 @@ func (p *problem) buildFamilies(counts []int64, shapes []*shape) (rowOf, rows []
 	// Most families are dominated: drop them before building their item lists.
 	fams = dropDominated(fams, len(rows))
 	for i := range fams {
-		fams[i].keepOffering()
+		p.keepOffering(&fams[i])
 	}
 	return rowOf, rows, fams
 }
 
-// keepOffering narrows the family's items, while building, to those its offering accepts.
-func (f *colFamily) keepOffering() {
+// keepOffering makes the family's items, while building, from those of its shape's groups its
+// offering accepts.
+func (p *problem) keepOffering(f *colFamily) {
 	bit := uint64(1) << uint(f.o)
 	k := 0
 	for _, it := range f.all {
-		if it.e.mask&bit != 0 {
+		if it.mask&bit != 0 {
 			k++
 		}
 	}
 	f.items = make([]famItem, 0, k)
 	for _, it := range f.all {
-		if it.e.mask&bit != 0 {
-			f.items = append(f.items, it)
+		if it.mask&bit != 0 {
+			e := p.byShape[f.s.idx][it.at]
+			f.items = append(f.items, famItem{row: int(it.row), g: int(e.g), e: e, maxk: it.maxk, size: famSize(p.groups[e.g], f.s)})
 		}
 	}
 	f.all = nil
