@@ -22,7 +22,7 @@ func (p *problem) improve(u *poolUsage, claims []*claim, rounds int) []*claim {
 	// moves replace the claims they change, and only the limits (through u) could make a
 	// later resize of the same claim find another shape.
 	settled := map[*claim]bool{}
-	var tried mergeTried
+	var merges, moves pairsTried
 	for round := 0; round < rounds; round++ {
 		changed := false
 		for _, c := range claims {
@@ -37,8 +37,8 @@ func (p *problem) improve(u *poolUsage, claims []*claim, rounds int) []*claim {
 		}
 		var merged, absorbed bool
 		claims, absorbed = p.absorbPass(u, claims)
-		claims, merged = p.mergePass(u, claims, &tried)
-		moved := p.movePass(u, claims)
+		claims, merged = p.mergePass(u, claims, &merges)
+		moved := p.movePass(u, claims, &moves)
 		if !changed && !merged && !absorbed && !moved {
 			break
 		}
@@ -118,12 +118,11 @@ const mergeCandidates = 64
 // mergePass merges pairs of the least efficient nodes into one where a shape holds both for
 // less, and updates u. tried holds the pairs the last pass found would not merge, and is
 // brought up to date.
-func (p *problem) mergePass(u *poolUsage, claims []*claim, tried *mergeTried) ([]*claim, bool) {
+func (p *problem) mergePass(u *poolUsage, claims []*claim, tried *pairsTried) ([]*claim, bool) {
 	idx := leastEfficient(claims, mergeCandidates)
 	removed := make([]bool, len(claims))
 	merged := false
-	was := tried.positions(claims, idx)
-	var failed [mergeCandidates]uint64 // this pass's pairs that did not merge, by position in idx
+	tried.start(claims, idx)
 	var sc mergeScratch
 	for ai, a := range idx {
 		if removed[a] {
@@ -132,29 +131,21 @@ func (p *problem) mergePass(u *poolUsage, claims []*claim, tried *mergeTried) ([
 		for bi := ai + 1; bi < len(idx); bi++ {
 			b := idx[bi]
 			ca, cb := claims[a], claims[b]
-			if removed[b] || ca.shape.pool != cb.shape.pool {
-				continue
-			}
-			if tried.failedBefore(was[ai], was[bi], ca.shape.pool) {
-				failed[ai] |= 1 << uint(bi)
+			if removed[b] || ca.shape.pool != cb.shape.pool || tried.skip(ai, bi, ca.shape.pool) {
 				continue
 			}
 			c := p.tryMerge(u, ca, cb, &sc)
 			if c == nil {
-				failed[ai] |= 1 << uint(bi)
+				tried.fail(ai, bi)
 				continue
 			}
 			claims[a] = c
 			removed[b] = true
 			merged = true
-			was[ai] = -1 // a new node: what failed for the one it replaces says nothing of it
-			failed[ai] = 0
-			for r := range ai {
-				failed[r] &^= 1 << uint(ai)
-			}
+			tried.replaced(ai)
 		}
 	}
-	tried.remember(claims, idx, removed, &failed)
+	tried.finish(claims, idx, removed)
 	if !merged {
 		return claims, false
 	}
@@ -196,13 +187,18 @@ func (p *problem) tryMerge(u *poolUsage, ca, cb *claim, sc *mergeScratch) *claim
 	return &claim{shape: s, mask: m, used: sc.used.clone(), placed: slices.Clone(sc.placed), value: ca.value + cb.value}
 }
 
-// mergeTried is what one merge pass leaves the next: its candidates and the pairs of them that
-// did not merge. The same two nodes fail again where no limit reads the pool's usage: the
-// claims improve works on are replaced, never edited, except by resize, which changes a
-// claim's shape and mask (kept here to tell).
-type mergeTried struct {
+// pairsTried is what one pass over pairs of nodes (merge, move) leaves the next of its kind:
+// its candidates, and the pairs of them (in the order tried) that came to nothing. The same
+// two nodes come to nothing again where no limit reads the pool's usage: the claims improve
+// works on are replaced, never edited, except by resize, which changes a claim's shape and
+// mask (kept here to tell).
+type pairsTried struct {
 	nodes  []triedNode
-	failed [mergeCandidates]uint64 // bit j of failed[i]: nodes[i] and nodes[j] did not merge
+	failed [mergeCandidates]uint64 // bit j of failed[i]: nodes[i], then nodes[j], did nothing
+	// The pass under way: its candidates' positions among nodes (-1: none), and its pairs
+	// that did nothing, by position in its candidates.
+	was []int
+	now [mergeCandidates]uint64
 }
 
 type triedNode struct {
@@ -211,40 +207,57 @@ type triedNode struct {
 	mask  uint64
 }
 
-// positions returns, for each candidate claims[idx[i]], its position in the last pass's
-// candidates, -1 when it was not one (or has been re-sized since).
-func (t *mergeTried) positions(claims []*claim, idx []int) []int {
-	was := make([]int, len(idx))
-	for i, a := range idx {
-		c := claims[a]
-		was[i] = -1
+// start begins a pass over the candidates claims[idx[i]].
+func (t *pairsTried) start(claims []*claim, idx []int) {
+	t.was = slices.Grow(t.was[:0], len(idx))
+	for _, a := range idx {
+		c, w := claims[a], -1
 		for j, n := range t.nodes {
 			if n.c == c && n.shape == c.shape && n.mask == c.mask {
-				was[i] = j
+				w = j
 				break
 			}
 		}
+		t.was = append(t.was, w)
 	}
-	return was
+	t.now = [mergeCandidates]uint64{}
 }
 
-// failedBefore reports whether the last pass's candidates i and j (in that order) did not
-// merge, in a pool whose limits do not make that depend on the usage.
-func (t *mergeTried) failedBefore(i, j int, pl *pool) bool {
-	return i >= 0 && j >= 0 && t.failed[i]&(1<<uint(j)) != 0 && !anyTrue(pl.limited)
+// skip reports whether the pair of candidates i, j (in that order) of pool pl did nothing in
+// the last pass, and so will do nothing now.
+func (t *pairsTried) skip(i, j int, pl *pool) bool {
+	wi, wj := t.was[i], t.was[j]
+	if wi < 0 || wj < 0 || t.failed[wi]&(1<<uint(wj)) == 0 || anyTrue(pl.limited) {
+		return false
+	}
+	t.fail(i, j)
+	return true
 }
 
-// remember keeps this pass's candidates still planned and the pairs of them that failed.
-func (t *mergeTried) remember(claims []*claim, idx []int, removed []bool, failed *[mergeCandidates]uint64) {
+// fail notes that the pair of candidates i, j did nothing.
+func (t *pairsTried) fail(i, j int) { t.now[i] |= 1 << uint(j) }
+
+// replaced notes that candidate i is a new node: what was noted of the one it replaces says
+// nothing of it.
+func (t *pairsTried) replaced(i int) {
+	t.was[i] = -1
+	t.now[i] = 0
+	for r := range t.now {
+		t.now[r] &^= 1 << uint(i)
+	}
+}
+
+// finish keeps the pass's candidates still planned and the pairs of them that did nothing.
+func (t *pairsTried) finish(claims []*claim, idx []int, removed []bool) {
 	t.nodes = t.nodes[:0]
 	for _, a := range idx {
 		var n triedNode // a node merged into another: matches no claim
-		if c := claims[a]; !removed[a] {
+		if c := claims[a]; removed == nil || !removed[a] {
 			n = triedNode{c: c, shape: c.shape, mask: c.mask}
 		}
 		t.nodes = append(t.nodes, n)
 	}
-	t.failed = *failed
+	t.failed = t.now
 }
 
 // leastEfficient returns the indexes of the n claims of least worth per unit of price (ties:
@@ -304,10 +317,12 @@ func (p *problem) absorbPass(u *poolUsage, claims []*claim) ([]*claim, bool) {
 	for j, c := range claims {
 		free[j] = freeCPUMem(c.shape, c.used)
 	}
+	// No node has more room than the most any had at the start: the moves only fill nodes.
+	most := mostFree(free)
 	changed := false
 	for _, i := range order {
 		src := claims[i]
-		if removed[i] || podCount(src) > absorbMaxPods {
+		if removed[i] || podCount(src) > absorbMaxPods || !p.roomFor(src, most) {
 			continue
 		}
 		staged, ok := p.stageAbsorb(claims, i, removed, free)
@@ -345,6 +360,26 @@ func (p *problem) absorbPass(u *poolUsage, claims []*claim) ([]*claim, bool) {
 type cpuMem struct {
 	cpu, mem int64
 	pool     *pool
+}
+
+// mostFree returns the most free cpu and memory of any node (not together on one node).
+func mostFree(free []cpuMem) cpuMem {
+	var most cpuMem
+	for _, f := range free {
+		most.cpu, most.mem = max(most.cpu, f.cpu), max(most.mem, f.mem)
+	}
+	return most
+}
+
+// roomFor reports whether each of c's pods asks no more cpu and memory than most: a node
+// with a pod that does cannot be emptied.
+func (p *problem) roomFor(c *claim, most cpuMem) bool {
+	for _, x := range c.placed {
+		if r := p.groups[x.g].req; r[dimCPU] > most.cpu || r[dimMemory] > most.mem {
+			return false
+		}
+	}
+	return true
 }
 
 func freeCPUMem(s *shape, used vec) cpuMem {
@@ -455,24 +490,32 @@ const (
 
 // movePass tries, for pairs of the least efficient nodes, moving some of the first's pods to
 // the second, each node re-sized to the cheapest shape that holds what it then has; it applies
-// the best move per pair that lowers their total price, and updates u.
-func (p *problem) movePass(u *poolUsage, claims []*claim) bool {
+// the best move per pair that lowers their total price, and updates u. tried holds the pairs
+// the last pass found no move for, and is brought up to date.
+func (p *problem) movePass(u *poolUsage, claims []*claim, tried *pairsTried) bool {
 	if len(claims) > moveLimit {
 		return false
 	}
 	idx := leastEfficient(claims, moveCandidates)
 	changed := false
+	tried.start(claims, idx)
 	var sc moveScratch
-	for _, a := range idx {
-		for _, b := range idx {
-			if a == b || claims[a].shape.pool != claims[b].shape.pool {
+	for ai, a := range idx {
+		for bi, b := range idx {
+			pl := claims[a].shape.pool
+			if a == b || pl != claims[b].shape.pool || tried.skip(ai, bi, pl) {
 				continue
 			}
-			if p.tryMove(u, claims, a, b, &sc) {
-				changed = true
+			if !p.tryMove(u, claims, a, b, &sc) {
+				tried.fail(ai, bi)
+				continue
 			}
+			changed = true
+			tried.replaced(ai)
+			tried.replaced(bi)
 		}
 	}
+	tried.finish(claims, idx, nil)
 	return changed
 }
 
