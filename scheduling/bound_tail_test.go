@@ -1,13 +1,9 @@
 package scheduling
 
 import (
-	"fmt"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	"pgregory.net/rapid"
-
-	"github.com/nodeplan/nodeplan"
 )
 
 // TestStoppedBoundIsBelowTheLP: a bound-only column generation stopped by its rule (proofTail)
@@ -17,19 +13,7 @@ import (
 func TestStoppedBoundIsBelowTheLP(t *testing.T) {
 	stopped := 0
 	rapid.Check(t, func(rt *rapid.T) {
-		var ps []*corev1.Pod
-		for i := range rapid.IntRange(2, 12).Draw(rt, "groups") {
-			cpu := rapid.SampledFrom([]string{"250m", "500m", "1", "1500m", "3", "5"}).Draw(rt, fmt.Sprintf("cpu-%d", i))
-			mem := rapid.SampledFrom([]string{"256Mi", "1Gi", "3Gi", "6Gi", "12Gi", "30Gi"}).Draw(rt, fmt.Sprintf("mem-%d", i))
-			ps = append(ps, pods(fmt.Sprintf("g%d", i), rapid.IntRange(1, 60).Draw(rt, fmt.Sprintf("n-%d", i)), cpu, mem)...)
-		}
-		var types []nodeplan.InstanceType
-		for _, n := range rapid.SliceOfNDistinct(rapid.SampledFrom([]int{2, 4, 8, 16, 32, 48, 64}), 2, 7, rapid.ID[int]).Draw(rt, "sizes") {
-			types = append(types, cType(n, rapid.Float64Range(0.03, 0.07).Draw(rt, fmt.Sprintf("price-%d", n))*float64(n)))
-		}
-		in := Input{Pods: ps, NodePools: []nodeplan.NodePool{{Name: "p"}},
-			PoolInstanceTypes: map[string][]nodeplan.InstanceType{"p": types},
-			Options:           Options{Effort: rapid.SampledFrom([]float64{1e-6, 1e-4, 1e-3}).Draw(rt, "effort")}}
+		in := drawLPInput(rt, 12, 60, false, []float64{1e-6, 1e-4, 1e-3})
 		p, err := newProblem(&in, preferences{relaxTopology: true})
 		if err != nil {
 			rt.Fatal(err)

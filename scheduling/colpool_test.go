@@ -6,11 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"pgregory.net/rapid"
-
-	"github.com/nodeplan/nodeplan"
 )
 
 // TestDeferredSearchesChangeNothing: a column generation that defers the pricing searches the
@@ -20,27 +16,7 @@ import (
 func TestDeferredSearchesChangeNothing(t *testing.T) {
 	deferring := 0
 	rapid.Check(t, func(rt *rapid.T) {
-		var ps []*corev1.Pod
-		for i := range rapid.IntRange(2, 10).Draw(rt, "groups") {
-			cpu := rapid.SampledFrom([]string{"250m", "500m", "1", "1500m", "3", "5"}).Draw(rt, fmt.Sprintf("cpu-%d", i))
-			mem := rapid.SampledFrom([]string{"256Mi", "1Gi", "3Gi", "6Gi", "12Gi", "30Gi"}).Draw(rt, fmt.Sprintf("mem-%d", i))
-			ps = append(ps, pods(fmt.Sprintf("g%d", i), rapid.IntRange(1, 80).Draw(rt, fmt.Sprintf("n-%d", i)), cpu, mem)...)
-		}
-		var types []nodeplan.InstanceType
-		for _, n := range rapid.SliceOfNDistinct(rapid.SampledFrom([]int{2, 4, 8, 16, 32, 48, 64}), 2, 7, rapid.ID[int]).Draw(rt, "sizes") {
-			it := cType(n, rapid.Float64Range(0.03, 0.07).Draw(rt, fmt.Sprintf("price-%d", n))*float64(n))
-			if rapid.Bool().Draw(rt, fmt.Sprintf("memory-%d", n)) {
-				// A memory-optimised type: 8 GiB per vCPU, dearer.
-				it.Name += "-r"
-				it.Labels[nodeplan.LabelInstanceType] = it.Name
-				it.Capacity[corev1.ResourceMemory] = *resource.NewQuantity(int64(n)*8<<30, resource.BinarySI)
-				it.Offerings[0].Price *= 1.3
-			}
-			types = append(types, it)
-		}
-		in := Input{Pods: ps, NodePools: []nodeplan.NodePool{{Name: "p"}},
-			PoolInstanceTypes: map[string][]nodeplan.InstanceType{"p": types},
-			Options:           Options{Effort: rapid.SampledFrom([]float64{1e-4, 1e-3, 0.01}).Draw(rt, "effort")}}
+		in := drawLPInput(rt, 10, 80, true, []float64{1e-4, 1e-3, 0.01})
 		p, err := newProblem(&in, preferences{})
 		if err != nil {
 			rt.Fatal(err)

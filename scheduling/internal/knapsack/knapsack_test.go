@@ -275,8 +275,15 @@ func drawPricing(t *rapid.T) *Problem {
 // TestCountingPrunedChangesNothing: counting the children surelyPruned shows pruned instead of
 // visiting them gives bit-identical answers and the same work, budgets cut short included.
 func TestCountingPrunedChangesNothing(t *testing.T) {
+	checkShortcutChangesNothing(t, drawPricing, &countPruned)
+}
+
+// checkShortcutChangesNothing checks that turning off a shortcut (a package switch that is true
+// in production) leaves Solve's and Search's answers and work bit-identical on problems draw
+// makes, budgets cut short included.
+func checkShortcutChangesNothing(t *testing.T, draw func(*rapid.T) *Problem, shortcut *bool) {
 	rapid.Check(t, func(t *rapid.T) {
-		p := drawPricing(t)
+		p := draw(t)
 		budget := rapid.IntRange(0, 5000).Draw(t, "budget")
 		target := float64(rapid.IntRange(0, 40).Draw(t, "target")) / 8
 		tight := rapid.Bool().Draw(t, "tight")
@@ -295,51 +302,11 @@ func TestCountingPrunedChangesNothing(t *testing.T) {
 			a.Work = s.Work
 			return a
 		}
-		counted := run()
-		defer func() { countPruned = true }()
-		countPruned = false
-		if diff := cmp.Diff(run(), counted); diff != "" {
-			t.Fatalf("counted vs visited (-want +got):\n%s", diff)
-		}
-	})
-}
-
-// TestOnePassTakesWhatRepeatedChoiceTakes: cappedBound's one pass over the capped members by
-// reduced value (takeInOrder after sortByReduced) gives, bit for bit, what choosing the most
-// valuable member left each time gives (takeBestEach), ties and members sharing a cap
-// included; putBack leaves the caps' rooms as they were.
-func TestOnePassTakesWhatRepeatedChoiceTakes(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		ncaps := rapid.IntRange(1, 3).Draw(t, "caps")
-		var k Solver
-		for c := range ncaps {
-			k.capLeft = append(k.capLeft, float64(rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("left-%d", c))))
-		}
-		rooms := append([]float64(nil), k.capLeft...)
-		var red []capItem
-		for x := range rapid.IntRange(0, 6).Draw(t, "members") {
-			red = append(red, capItem{c: rapid.IntRange(0, ncaps-1).Draw(t, fmt.Sprintf("cap-%d", x)),
-				r: float64(rapid.IntRange(1, 4).Draw(t, fmt.Sprintf("r-%d", x))) / 3,
-				n: float64(rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("n-%d", x)))})
-		}
-		base := rapid.Float64Range(0, 1).Draw(t, "total")
-		k.red = append(k.red[:0], red...)
-		want := k.takeBestEach(base)
-		k.putBack()
-		if diff := cmp.Diff(rooms, k.capLeft); diff != "" {
-			t.Fatalf("rooms after putBack (-want +got):\n%s", diff)
-		}
-		k.red = append(k.red[:0], red...)
-		if !sortByReduced(k.red) {
-			t.Fatal("sortByReduced: the reduced values are numbers")
-		}
-		got := k.takeInOrder(base)
-		k.putBack()
-		if math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("one pass %v, repeated choice %v", got, want)
-		}
-		if diff := cmp.Diff(rooms, k.capLeft); diff != "" {
-			t.Fatalf("rooms after putBack (-want +got):\n%s", diff)
+		with := run()
+		defer func() { *shortcut = true }()
+		*shortcut = false
+		if diff := cmp.Diff(run(), with); diff != "" {
+			t.Fatalf("with the shortcut vs without (-want +got):\n%s", diff)
 		}
 	})
 }
@@ -375,33 +342,7 @@ func drawCapped(t *rapid.T) *Problem {
 // TestSettlingChangesNothing: settling capped bounds from the greedy fill (settle.go) instead
 // of computing them gives bit-identical answers and the same work, budgets cut short included.
 func TestSettlingChangesNothing(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		p := drawCapped(t)
-		budget := rapid.IntRange(0, 5000).Draw(t, "budget")
-		target := float64(rapid.IntRange(0, 40).Draw(t, "target")) / 8
-		tight := rapid.Bool().Draw(t, "tight")
-		topK := rapid.IntRange(0, 3).Draw(t, "topK")
-		type answer struct {
-			Solve, Search []Pick
-			V, U, SV      float64
-			Proved        bool
-			Work          int
-		}
-		run := func() answer {
-			s := Solver{Tight: tight}
-			var a answer
-			a.Solve, a.V, a.U = s.Solve(p, budget, topK)
-			a.Search, a.SV, a.Proved = s.Search(p, budget, topK, target)
-			a.Work = s.Work
-			return a
-		}
-		settled := run()
-		defer func() { settleCapped = true }()
-		settleCapped = false
-		if diff := cmp.Diff(run(), settled); diff != "" {
-			t.Fatalf("settled vs computed (-want +got):\n%s", diff)
-		}
-	})
+	checkShortcutChangesNothing(t, drawCapped, &settleCapped)
 }
 
 // selectBySort is selectItems as it was written first: every item sorted, then the caps' best
