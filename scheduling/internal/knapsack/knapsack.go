@@ -351,35 +351,7 @@ const maxConflictMemo = 256
 // within a few more than topK: only the first ones are sorted until it reads further.
 func (k *Solver) selectItems(items []kItem, topK int) []kItem {
 	p := k.prob
-	k.capSeen = k.capSeen[:0]
-	index := func(c int) int {
-		for i := range k.capSeen {
-			if k.capSeen[i].c == c {
-				return i
-			}
-		}
-		k.capSeen = append(k.capSeen, capCount{c: c, best: -1, first: -1})
-		return len(k.capSeen) - 1
-	}
-	for j := range items {
-		it := &items[j]
-		for at, c := range p.Items[it.src].Caps {
-			cc := &k.capSeen[index(c)]
-			if cc.first < 0 || byKey(*it, items[cc.first]) < 0 {
-				cc.first, cc.at = j, at
-			}
-			if b := cc.best; b < 0 || it.v > items[b].v || (it.v == items[b].v && byKey(*it, items[b]) < 0) {
-				cc.best = j
-			}
-		}
-	}
-	// The caps in the order the sorted items name them first (an item's in its own order).
-	slices.SortFunc(k.capSeen, func(x, y capCount) int {
-		if x.first == y.first {
-			return cmp.Compare(x.at, y.at)
-		}
-		return byKey(items[x.first], items[y.first])
-	})
+	k.noteCaps(items)
 	// Picked is kept by the items' index in Problem.Items: sorting below moves them.
 	picked := append(k.picked[:0], make([]bool, len(p.Items))...)
 	top := k.top[:0]
@@ -387,7 +359,7 @@ func (k *Solver) selectItems(items []kItem, topK int) []kItem {
 		picked[it.src] = true
 		top = append(top, it)
 		for _, c := range p.Items[it.src].Caps {
-			k.capSeen[index(c)].n++
+			k.capSeen[k.capIndex(c)].n++
 		}
 	}
 	for i := range k.capSeen {
@@ -408,7 +380,7 @@ func (k *Solver) selectItems(items []kItem, topK int) []kItem {
 		it := items[j]
 		full := picked[it.src]
 		for _, c := range p.Items[it.src].Caps {
-			full = full || k.capSeen[index(c)].n > p.CapLimits[c]
+			full = full || k.capSeen[k.capIndex(c)].n > p.CapLimits[c]
 		}
 		if !full {
 			take(it)
@@ -416,6 +388,44 @@ func (k *Solver) selectItems(items []kItem, topK int) []kItem {
 	}
 	k.top, k.picked = top, picked
 	return append(items[:0], top...)
+}
+
+// noteCaps records in k.capSeen, for each cap the items name, its first item in sorted order
+// and its most valuable item, and orders the caps as the sorted items name them first (an
+// item's own caps in its own order).
+func (k *Solver) noteCaps(items []kItem) {
+	p := k.prob
+	k.capSeen = k.capSeen[:0]
+	for j := range items {
+		it := &items[j]
+		for at, c := range p.Items[it.src].Caps {
+			cc := &k.capSeen[k.capIndex(c)]
+			if cc.first < 0 || byKey(*it, items[cc.first]) < 0 {
+				cc.first, cc.at = j, at
+			}
+			if b := cc.best; b < 0 || it.v > items[b].v || (it.v == items[b].v && byKey(*it, items[b]) < 0) {
+				cc.best = j
+			}
+		}
+	}
+	slices.SortFunc(k.capSeen, func(x, y capCount) int {
+		if x.first == y.first {
+			return cmp.Compare(x.at, y.at)
+		}
+		return byKey(items[x.first], items[y.first])
+	})
+}
+
+// capIndex returns cap c's entry in k.capSeen, adding an empty one the first time c is seen
+// (a linear scan: an item names one or two caps, a problem a handful).
+func (k *Solver) capIndex(c int) int {
+	for i := range k.capSeen {
+		if k.capSeen[i].c == c {
+			return i
+		}
+	}
+	k.capSeen = append(k.capSeen, capCount{c: c, best: -1, first: -1})
+	return len(k.capSeen) - 1
 }
 
 // byKey orders items by value per size, greatest first, ties by ID: a total order.
