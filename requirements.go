@@ -45,8 +45,8 @@ func RequirementsFromLabels(labels map[string]string) Requirements {
 }
 
 // IntersectLabels returns rs.Intersect(RequirementsFromLabels(labels)), without building the
-// labels' requirements apart: a solver does this for every instance type of a catalog, and the
-// list it would throw away was a good part of a small solve's garbage.
+// labels' requirements apart: for a caller that narrows one set of requirements by many label
+// sets (a catalog's instance types), the list it would throw away is most of the garbage.
 func (rs Requirements) IntersectLabels(labels map[string]string) Requirements {
 	if len(labels) == 0 || len(rs.reqs) == 0 {
 		return rs.Intersect(RequirementsFromLabels(labels))

@@ -291,11 +291,7 @@ func (c *colGen) tailStop() bool {
 	start := c.ks.Work
 	before := t.best
 	cur := slices.Clone(c.vp)
-	if c.nsum > 0 {
-		avg := make([]float64, len(c.rows))
-		for i := range avg {
-			avg[i] = c.vsum[i] / float64(c.nsum)
-		}
+	if avg := c.avgDuals(); avg != nil {
 		c.tailOffer(avg)
 	}
 	if len(c.rows) <= tailCurrentRows {

@@ -574,11 +574,8 @@ func (c *colGen) result(converged, prove bool) cgResult {
 	c.duals()
 	bestV, bestTheta := slices.Clone(c.vp), 1.0
 	var avg []float64
-	if !converged && c.nsum > 0 {
-		avg = make([]float64, len(c.rows))
-		for i := range avg {
-			avg[i] = c.vsum[i] / float64(c.nsum)
-		}
+	if !converged {
+		avg = c.avgDuals()
 	}
 	switch {
 	case prove && avg != nil && len(c.rows) <= bothBounds:
@@ -653,4 +650,16 @@ func (m *master) pattern(i int, pats []pattern) (pattern, bool) {
 		return pattern{}, false
 	}
 	return pats[m.tag[i]], true
+}
+
+// avgDuals returns the rounds' average row values (a fresh slice), or nil before any round.
+func (c *colGen) avgDuals() []float64 {
+	if c.nsum == 0 {
+		return nil
+	}
+	avg := make([]float64, len(c.rows))
+	for i := range avg {
+		avg[i] = c.vsum[i] / float64(c.nsum)
+	}
+	return avg
 }

@@ -386,9 +386,12 @@ func freeCPUMem(s *shape, used vec) cpuMem {
 	return cpuMem{s.alloc[dimCPU] - used[dimCPU], s.alloc[dimMemory] - used[dimMemory], s.pool}
 }
 
-func podCount(c *claim) int64 {
+func podCount(c *claim) int64 { return podsIn(c.placed) }
+
+// podsIn returns how many pods a node's placements hold.
+func podsIn(placed []placement) int64 {
 	n := int64(0)
-	for _, x := range c.placed {
+	for _, x := range placed {
 		n += x.k
 	}
 	return n

@@ -102,12 +102,10 @@ func (pk *podKeys) of(placed []placement) []string {
 func placedPods(st *packState) int {
 	n := int64(0)
 	for i := range st.bins {
-		for _, x := range st.bins[i].placed {
-			n += x.k
-		}
+		n += podsIn(st.bins[i].placed)
 	}
 	for _, c := range st.claims {
-		n += podCount(c)
+		n += podsIn(c.placed)
 	}
 	return int(n)
 }

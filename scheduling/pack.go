@@ -121,8 +121,9 @@ type nodeState struct {
 	mask   uint64
 	placed []placement
 	value  float64
-	// blocks, when set, holds the groups the node's pods conflict with, so that the fills
-	// check a conflict with one load instead of searching each placed group's conflicts.
+	// blocks holds the groups the node's pods conflict with, so that the fills check a
+	// conflict with one load instead of searching each placed group's conflicts (packPool sets
+	// it on the one nodeState it fills).
 	blocks *conflictStamps
 }
 
@@ -164,9 +165,7 @@ func (st *nodeState) startNode(s *shape) {
 	st.mask = fullMask(len(s.offerings))
 	st.placed = st.placed[:0]
 	st.value = 0
-	if st.blocks != nil {
-		st.blocks.reset()
-	}
+	st.blocks.reset()
 }
 
 // add puts k pods of group g (requests req, worth value each) on the node, whose offerings
@@ -176,16 +175,11 @@ func (st *nodeState) add(g int, req vec, k int64, value float64, m uint64) {
 	st.mask = m
 	st.placed = addPlacement(st.placed, g, k)
 	st.value += float64(k) * value
-	if st.blocks != nil {
-		st.blocks.place(g)
-	}
+	st.blocks.place(g)
 }
 
 // joins is canJoin for the node st is filling.
 func (p *problem) joins(s *shape, e fitEntry, st *nodeState) bool {
-	if st.blocks == nil {
-		return p.canJoin(s, e, st.placed)
-	}
 	return st.blocks.at[e.g] != st.blocks.node && p.altsAgree(s, e, st.placed)
 }
 

@@ -159,7 +159,7 @@ func (p *problem) poolShapeFacts(pl *pool, its []nodeplan.InstanceType, from *bu
 type shapeBuilder struct {
 	p  *problem
 	pl *pool
-	// its are the types the pool's requirements accept (mayLaunch); labelled[i] says which of
+	// its are the types the pool's requirements accept (launchable); labelled[i] says which of
 	// the pool's requirement keys its[i] has a label on (launchable).
 	its      []*nodeplan.InstanceType
 	labelled []uint64
@@ -321,10 +321,15 @@ type poolWhere struct {
 }
 
 // withLabel is r (ok: present, rs.Get(r.Key)) intersected with the labels' value on its key,
-// as rs.IntersectLabels(labels).Get(key) would be.
+// as rs.Intersect(RequirementsFromLabels(labels)).Get(key) would be.
 func withLabel(r nodeplan.Requirement, ok bool, labels map[string]string) (nodeplan.Requirement, bool) {
-	key := r.Key
-	v, labelled := labels[key]
+	v, labelled := labels[r.Key]
+	return withValue(r, ok, r.Key, v, labelled)
+}
+
+// withValue is requirement r on key (ok: present) intersected with a label of value v on it
+// (labelled: present): the requirement a node with that label meets on key.
+func withValue(r nodeplan.Requirement, ok bool, key, v string, labelled bool) (nodeplan.Requirement, bool) {
 	switch {
 	case ok && labelled:
 		return r.Intersect(nodeplan.In(key, v)), true

@@ -64,13 +64,7 @@ func (n *shapeReqs) admits(p nodeplan.Requirement) bool {
 func (n *shapeReqs) get(key string) (nodeplan.Requirement, bool) {
 	w, hasW := n.where.Get(key)
 	v, ok := n.label(key)
-	switch {
-	case ok && hasW:
-		return w.Intersect(nodeplan.In(key, v)), true
-	case ok:
-		return nodeplan.In(key, v), true
-	}
-	return w, hasW
+	return withValue(w, hasW, key, v, ok)
 }
 
 // narrowKeys returns the keys other than zone and capacity type on which the node's
