@@ -1,8 +1,10 @@
 package scheduling
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/nodeplan/nodeplan/scheduling/internal/knapsack"
 )
@@ -67,17 +69,15 @@ type famCand struct {
 // same pool and no narrow keys (where pods pin labels, the shapes' own values matter). A
 // catalog has many types of one size at different prices (c5, c6i, c7i…), and each has
 // on-demand and spot offerings: most families go, and every pricing round gets cheaper.
+//
+// Of equal ones the first is kept. Dominance is transitive (each of its conditions is), so a
+// family is dominated exactly when a family that is kept dominates it: walking the families in
+// (price, index) order, each is compared only with the kept ones before it that could dominate
+// it — its pool's families without narrow keys, or, where its shape has narrow keys, its own
+// shape's — not with every other family.
 func dropDominated(fams []colFamily, rows int) []colFamily {
 	words := (rows + 63) / 64
-	sets := make([]uint64, len(fams)*words)
-	for i := range fams {
-		bit := uint64(1) << uint(fams[i].o)
-		for _, it := range fams[i].all {
-			if it.mask&bit != 0 {
-				sets[i*words+int(it.row)/64] |= 1 << uint(it.row%64)
-			}
-		}
-	}
+	sets := famRowSets(fams, words)
 	covers := func(j, i int) bool {
 		for w := 0; w < words; w++ {
 			if sets[i*words+w]&^sets[j*words+w] != 0 {
@@ -86,26 +86,29 @@ func dropDominated(fams []colFamily, rows int) []colFamily {
 		}
 		return true
 	}
-	dominates := func(j, i int) bool {
-		a, b := &fams[j], &fams[i]
-		if a.price > b.price || (a.price == b.price && j > i) {
-			return false // of equal ones keep the first
-		}
-		if a.s != b.s {
-			if a.s.pool != b.s.pool || len(a.s.narrowKeys) > 0 || len(b.s.narrowKeys) > 0 || !b.s.alloc.fitsIn(a.s.alloc) {
-				return false
-			}
-		}
-		return covers(j, i)
+	order := make([]int, len(fams))
+	for i := range order {
+		order[i] = i
 	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(fams[a].price, fams[b].price) })
+	wide := map[*pool][]int{}    // kept families of shapes without narrow keys, by pool
+	narrow := map[*shape][]int{} // kept families of shapes with narrow keys, by shape
 	keep := make([]bool, len(fams))
-	for i := range fams {
-		keep[i] = true
-		for j := range fams {
-			if i != j && dominates(j, i) {
-				keep[i] = false
-				break
+	for _, i := range order {
+		s := fams[i].s
+		if len(s.narrowKeys) > 0 {
+			if !slices.ContainsFunc(narrow[s], func(j int) bool { return covers(j, i) }) {
+				keep[i] = true
+				narrow[s] = append(narrow[s], i)
 			}
+			continue
+		}
+		dominated := slices.ContainsFunc(wide[s.pool], func(j int) bool {
+			return (fams[j].s == s || s.alloc.fitsIn(fams[j].s.alloc)) && covers(j, i)
+		})
+		if !dominated {
+			keep[i] = true
+			wide[s.pool] = append(wide[s.pool], i)
 		}
 	}
 	out := fams[:0]
@@ -115,6 +118,21 @@ func dropDominated(fams []colFamily, rows int) []colFamily {
 		}
 	}
 	return out
+}
+
+// famRowSets are the families' rows as bit sets, words uint64s a family: the groups of its
+// shape its offering accepts.
+func famRowSets(fams []colFamily, words int) []uint64 {
+	sets := make([]uint64, len(fams)*words)
+	for i := range fams {
+		bit := uint64(1) << uint(fams[i].o)
+		for _, it := range fams[i].all {
+			if it.mask&bit != 0 {
+				sets[i*words+int(it.row)/64] |= 1 << uint(it.row%64)
+			}
+		}
+	}
+	return sets
 }
 
 // buildFamilies numbers the rows of the LP (the groups with counts > 0 that some shape takes,
