@@ -47,3 +47,26 @@ func NodeDoNotDisrupt(annotations map[string]string) bool {
 
 // PodKey returns "namespace/name", the stable name results use for a pod.
 func PodKey(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
+
+// PodKeys returns [PodKey] of each pod, the keys cut from one string: a caller that keeps the key
+// of every pod (a solver's result names thousands) makes one allocation instead of one a pod.
+func PodKeys(pods []*corev1.Pod) []string {
+	n := 0
+	for _, p := range pods {
+		n += len(p.Namespace) + 1 + len(p.Name)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, p := range pods {
+		sb.WriteString(p.Namespace)
+		sb.WriteByte('/')
+		sb.WriteString(p.Name)
+	}
+	all := sb.String()
+	keys := make([]string, len(pods))
+	for i, p := range pods {
+		n := len(p.Namespace) + 1 + len(p.Name)
+		keys[i], all = all[:n], all[n:]
+	}
+	return keys
+}

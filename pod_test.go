@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -71,5 +72,25 @@ func TestNodeDoNotDisrupt(t *testing.T) {
 		if got := NodeDoNotDisrupt(tt.annotations); got != tt.want {
 			t.Errorf("NodeDoNotDisrupt(%v) = %v, want %v", tt.annotations, got, tt.want)
 		}
+	}
+}
+
+func TestPodKeysArePodKey(t *testing.T) {
+	pods := []*corev1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-0"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "no-namespace"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system"}},
+		{},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns/with/slash", Name: "ünïcode"}},
+	}
+	var want []string
+	for _, p := range pods {
+		want = append(want, PodKey(p))
+	}
+	if diff := cmp.Diff(want, PodKeys(pods)); diff != "" {
+		t.Errorf("PodKeys (-want +got):\n%s", diff)
+	}
+	if got := PodKeys(nil); len(got) != 0 {
+		t.Errorf("PodKeys(nil) = %q, want none", got)
 	}
 }

@@ -150,3 +150,43 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkBuild measures the model build alone (newProblem: grouping, shapes, topology, fits)
+// on API-server-shaped pods, where most of a small solve's time goes: the web mix over a spot
+// and an on-demand pool, and Karpenter's mix with its topology.
+func BenchmarkBuild(b *testing.B) {
+	catalog := loadCatalog(b)
+	spot := nodeplan.NodePool{Name: "spot", Weight: 50, Template: nodeplan.NodeClaimTemplate{
+		Requirements: nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelCapacityType, string(nodeplan.CapacityTypeSpot)))}}
+	od := nodeplan.NodePool{Name: "on-demand", Weight: 10, Template: nodeplan.NodeClaimTemplate{
+		Requirements: nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelCapacityType, string(nodeplan.CapacityTypeOnDemand)))}}
+	inputs := []struct {
+		name string
+		in   Input
+	}{
+		{"mixed-1500-two-pools", Input{Pods: apiserverpod.ShapeAll(mixedPods(1500)), NodePools: []nodeplan.NodePool{spot, od},
+			InstanceTypes: catalog, DaemonSets: testDaemonSets()}},
+		{"karpenter-mix-1000", Input{Pods: apiserverpod.ShapeAll(karpenterMix(1000)), NodePools: []nodeplan.NodePool{{Name: "default"}},
+			InstanceTypes: catalog, DaemonSets: testDaemonSets()}},
+	}
+	for _, c := range inputs {
+		b.Run(c.name+"/groupPending", func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				groupPending(&c.in)
+			}
+			b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+		b.Run(c.name+"/newProblem", func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if _, err := newProblem(&c.in, preferences{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

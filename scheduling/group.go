@@ -75,7 +75,7 @@ type partnerReq struct {
 // packing state (packState.singlePlaced).
 type singleState struct{ rep *corev1.Pod }
 
-// groupPods sorts pending pods into groups: pods with the same group key (appendGroupKey) are
+// groupPods sorts pending pods into groups: pods with the same group key (groupKeyer.key) are
 // one group. The key holds only the facts scheduling looks at, each in a canonical form, so
 // everything else the API server, its admission plugins and controllers add to a pod (default
 // tolerations with their tolerationSeconds, priority 0, schedulerName, managed fields, uids,
@@ -84,39 +84,80 @@ type singleState struct{ rep *corev1.Pod }
 //
 // taints are every taint the solver may hold against a pod's tolerations (inputTaints).
 func groupPods(pods []*corev1.Pod, selectorKeys []string, volumeZones map[string][]string, taints []corev1.Taint) []*group {
-	byKey := map[string]*group{}
+	keys := nodeplan.PodKeys(pods)
+	byKey := map[string]int{} // the index in groups
 	var groups []*group
-	sorted := slices.Clone(pods)
-	slices.SortFunc(sorted, func(a, b *corev1.Pod) int {
-		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
-	})
+	of, sizes := make([]int, len(pods)), []int(nil)
 	var k groupKeyer
-	for _, p := range sorted {
-		key := nodeplan.PodKey(p)
-		enc := k.key(p, selectorKeys, volumeZones[key], taints)
-		g := byKey[string(enc)]
-		if g == nil {
-			g = &group{rep: p}
-			groups = append(groups, g)
-			byKey[string(enc)] = g
+	for i, p := range pods {
+		enc := k.key(p, selectorKeys, volumeZones[keys[i]], taints)
+		gi, ok := byKey[string(enc)]
+		if !ok {
+			gi = len(groups)
+			groups, sizes = append(groups, &group{}), append(sizes, 0)
+			byKey[string(enc)] = gi
 		}
-		g.pods = append(g.pods, p)
-		g.keys = append(g.keys, key)
+		of[i] = gi
+		sizes[gi]++
+	}
+	// Each group's pods and keys are cut from one array of each, at their exact size.
+	allPods, allKeys := make([]*corev1.Pod, len(pods)), make([]string, len(pods))
+	for gi, g := range groups {
+		n := sizes[gi]
+		g.pods, g.keys, allPods, allKeys = allPods[:0:n], allKeys[:0:n], allPods[n:], allKeys[n:]
+	}
+	for i, p := range pods {
+		g := groups[of[i]]
+		g.pods, g.keys = append(g.pods, p), append(g.keys, keys[i])
+	}
+	var byName nameSorter
+	for _, g := range groups {
+		byName.sort(g.pods, g.keys)
+		g.rep = g.pods[0]
 	}
 	// Groups are numbered in the order of their keys, not of their pods' names: names the API
 	// server generates (or any renaming) then cannot change the order the solver sees them in.
 	order := slices.Sorted(maps.Keys(byKey))
 	for i, key := range order {
-		byKey[key].id = i
+		groups[byKey[key]].id = i
 	}
 	slices.SortFunc(groups, func(a, b *group) int { return cmp.Compare(a.id, b.id) })
 	return groups
 }
 
+// nameSorter sorts each group's pods by name, and their keys (nodeplan.PodKeys) with them,
+// reusing its buffers from group to group. A group's pods share their namespace (it is part of
+// the group key), so their keys — the namespace, a separator, the name — sort as their names.
+// Pods are grouped first and sorted within their group, as which pods a group holds does not
+// depend on their order: a group of one costs nothing, and the pods are compared by their keys,
+// which lie in one string, rather than by their names, which lie all over the heap.
+type nameSorter struct {
+	order []int32
+	pods  []*corev1.Pod
+	keys  []string
+}
+
+func (s *nameSorter) sort(pods []*corev1.Pod, keys []string) {
+	if len(pods) < 2 {
+		return
+	}
+	s.order = s.order[:0]
+	for i := range pods {
+		s.order = append(s.order, int32(i))
+	}
+	slices.SortFunc(s.order, func(a, b int32) int { return strings.Compare(keys[a], keys[b]) })
+	s.pods, s.keys = append(s.pods[:0], pods...), append(s.keys[:0], keys...)
+	for i, o := range s.order {
+		pods[i], keys[i] = s.pods[o], s.keys[o]
+	}
+}
+
 // groupKeyer builds group keys, reusing its buffers from pod to pod.
 type groupKeyer struct {
-	buf   []byte
-	names []corev1.ResourceName
+	buf     []byte
+	names   []corev1.ResourceName
+	amounts []resource.Quantity
+	labels  []string
 }
 
 // key returns an exact, canonical encoding of what the solver reads from a pending pod: its
@@ -139,7 +180,7 @@ func (k *groupKeyer) key(p *corev1.Pod, selectorKeys []string, vz []string, tain
 		}
 	}
 	b = k.appendRequests(b, p)
-	b = appendPlacement(b, p, taints)
+	b = k.appendPlacement(b, p, taints)
 	b = appendPortsAndVolumes(b, p, vz)
 	b = append(b, 'A')
 	b = appendTopologyEncoding(b, p)
@@ -174,12 +215,19 @@ func (k *groupKeyer) appendRequests(b []byte, p *corev1.Pod) []byte {
 
 // appendPlacement encodes the pod's nodeSelector, its tolerations as what they tolerate and its
 // priority.
-func appendPlacement(b []byte, p *corev1.Pod, taints []corev1.Taint) []byte {
+func (k *groupKeyer) appendPlacement(b []byte, p *corev1.Pod, taints []corev1.Taint) []byte {
 	b = append(b, 'N')
 	b = binary.AppendUvarint(b, uint64(len(p.Spec.NodeSelector)))
-	for _, key := range slices.Sorted(maps.Keys(p.Spec.NodeSelector)) {
-		b = appendStr(b, key)
-		b = appendStr(b, p.Spec.NodeSelector[key])
+	if len(p.Spec.NodeSelector) > 0 {
+		k.labels = k.labels[:0]
+		for key := range p.Spec.NodeSelector {
+			k.labels = append(k.labels, key)
+		}
+		slices.Sort(k.labels)
+		for _, key := range k.labels {
+			b = appendStr(b, key)
+			b = appendStr(b, p.Spec.NodeSelector[key])
+		}
 	}
 	// Tolerations by what they tolerate among the taints the input can show a pod: the
 	// not-ready and unreachable NoExecute tolerations every API-server pod carries tolerate
@@ -225,20 +273,50 @@ func appendPortsAndVolumes(b []byte, p *corev1.Pod, vz []string) []byte {
 
 // appendList encodes the amounts of l by name, leaving out the names in skip.
 func (k *groupKeyer) appendList(b []byte, l, skip corev1.ResourceList) []byte {
-	k.names = k.names[:0]
+	k.listed(l, skip)
+	b = binary.AppendUvarint(b, uint64(len(k.names)))
+	for i, name := range k.names {
+		b = binary.AppendUvarint(b, uint64(len(name)))
+		b = append(b, name...)
+		b = appendQuantity(b, k.amounts[i])
+	}
+	return b
+}
+
+// commonResources are the names nearly every pod's requests use, sorted.
+var commonResources = [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceEphemeralStorage, corev1.ResourceMemory}
+
+// listed sets k.names to the names of l not in skip, sorted, and k.amounts to their amounts. A
+// list of common names only (most pods') is read by looking each one up: starting an iteration
+// over a map and sorting what it yields cost several times as much.
+func (k *groupKeyer) listed(l, skip corev1.ResourceList) {
+	k.names, k.amounts = k.names[:0], k.amounts[:0]
+	if len(l) <= len(commonResources) {
+		found := 0
+		for _, name := range commonResources {
+			q, ok := l[name]
+			if !ok {
+				continue
+			}
+			found++
+			if _, skipped := skip[name]; !skipped {
+				k.names, k.amounts = append(k.names, name), append(k.amounts, q)
+			}
+		}
+		if found == len(l) {
+			return
+		}
+		k.names, k.amounts = k.names[:0], k.amounts[:0]
+	}
 	for name := range l {
-		if _, ok := skip[name]; !ok {
+		if _, skipped := skip[name]; !skipped {
 			k.names = append(k.names, name)
 		}
 	}
 	slices.Sort(k.names)
-	b = binary.AppendUvarint(b, uint64(len(k.names)))
 	for _, name := range k.names {
-		b = binary.AppendUvarint(b, uint64(len(name)))
-		b = append(b, name...)
-		b = appendQuantity(b, l[name])
+		k.amounts = append(k.amounts, l[name])
 	}
-	return b
 }
 
 // appendQuantity encodes a quantity by value, whatever its format: "512Mi" and "536870912" are
@@ -291,26 +369,39 @@ func inputTaints(in *Input) []corev1.Taint {
 // with equal encodings have equal terms; comparing bytes is much cheaper than a reflective
 // DeepEqual per pod. Should marshalling ever fail, a per-pod marker keeps the pod apart.
 func appendTopologyEncoding(b []byte, p *corev1.Pod) []byte {
-	fail := func() []byte { return fmt.Appendf(b, "\x00unencodable %p", p) }
 	if a := p.Spec.Affinity; a != nil {
 		b = append(b, 'A')
-		data, err := a.Marshal()
-		if err != nil {
-			return fail()
+		var ok bool
+		if b, ok = appendMarshalled(b, a); !ok {
+			return fmt.Appendf(b, "\x00unencodable %p", p)
 		}
-		b = binary.AppendUvarint(b, uint64(len(data)))
-		b = append(b, data...)
 	}
 	for i := range p.Spec.TopologySpreadConstraints {
 		b = append(b, 'T')
-		data, err := p.Spec.TopologySpreadConstraints[i].Marshal()
-		if err != nil {
-			return fail()
+		var ok bool
+		if b, ok = appendMarshalled(b, &p.Spec.TopologySpreadConstraints[i]); !ok {
+			return fmt.Appendf(b, "\x00unencodable %p", p)
 		}
-		b = binary.AppendUvarint(b, uint64(len(data)))
-		b = append(b, data...)
 	}
 	return b
+}
+
+// wireMessage is a Kubernetes API type's protobuf encoding, as generated for it.
+type wireMessage interface {
+	Size() int
+	MarshalToSizedBuffer([]byte) (int, error)
+}
+
+// appendMarshalled appends m's protobuf encoding, length first, written straight into b (Marshal
+// would allocate it apart, once per pod); ok is false when it cannot be encoded.
+func appendMarshalled(b []byte, m wireMessage) (_ []byte, ok bool) {
+	n := m.Size()
+	b = binary.AppendUvarint(b, uint64(n))
+	b = slices.Grow(b, n)
+	if w, err := m.MarshalToSizedBuffer(b[len(b) : len(b)+n]); err != nil || w != n {
+		return b, false
+	}
+	return b[:len(b)+n], true
 }
 
 // podAlternatives returns the node requirements a pod accepts, one per required node-affinity
