@@ -28,8 +28,11 @@ type Solver struct {
 
 	prob  *Problem
 	items []kItem
-	// nd is how many resources a Problem has; req holds loaded item j's request at j*nd… in
-	// the loaded order, so the search reads one flat slice instead of chasing Problem.Items.
+	// dims are the resources the search counts (see index), by their index in
+	// Problem.Capacity, and nd how many; req holds loaded item j's request on them at j*nd…
+	// in the loaded order, so the search reads one flat slice instead of chasing
+	// Problem.Items, and free is the room left on them.
+	dims   []int
 	nd     int
 	req    []int64
 	free   []int64
@@ -144,7 +147,7 @@ type pick struct {
 func (k *Solver) Solve(p *Problem, budget, topK int) ([]Pick, float64, float64) {
 	k.target = 0
 	k.prepare(p, topK)
-	k.free = append(k.free[:0], p.Capacity...)
+	k.resetFree()
 	k.cur, k.best, k.bestV, k.nodes, k.budget = k.cur[:0], k.best[:0], 0, 0, budget
 	k.seedGreedy()
 	root := k.bound(0, 0)
@@ -167,7 +170,7 @@ func (k *Solver) Search(p *Problem, budget, topK int, target float64) ([]Pick, f
 	k.target = target
 	k.prepare(p, topK)
 	loaded := len(k.items)
-	k.free = append(k.free[:0], p.Capacity...)
+	k.resetFree()
 	k.cur, k.best, k.bestV, k.nodes, k.budget = k.cur[:0], k.best[:0], 0, 0, budget
 	k.seedGreedy()
 	exhausted := k.dfs(0, 0)
@@ -187,7 +190,7 @@ func (k *Solver) Search(p *Problem, budget, topK int, target float64) ([]Pick, f
 func (k *Solver) Bound(p *Problem) float64 {
 	k.load(p, 0)
 	k.index()
-	k.free = append(k.free[:0], p.Capacity...)
+	k.resetFree()
 	// Every weighting, not the tightest four a search keeps: the least of their bounds is the
 	// same, each computed once.
 	k.buildSurrogates(false)
@@ -253,14 +256,39 @@ func (k *Solver) load(p *Problem, topK int) {
 
 // index lays out the loaded items' requests flat, in their order, and numbers their shared
 // caps 0…len(k.caps)-1 in order of first use.
+//
+// The requests are laid out on the resources some loaded item requests, or whose capacity is
+// negative, only: on any other the room never changes and is never short, so neither the
+// copies that fit (MaxCopies) nor any surrogate (whose weights are 0 there) reads it.
 func (k *Solver) index() {
 	p := k.prob
-	k.nd = len(p.Capacity)
+	k.dims = k.dims[:0]
+	for d, c := range p.Capacity {
+		used := c < 0
+		for j := 0; j < len(k.items) && !used; j++ {
+			used = p.Items[k.items[j].src].Req[d] != 0
+		}
+		if used {
+			k.dims = append(k.dims, d)
+		}
+	}
+	k.nd = len(k.dims)
 	k.req = k.req[:0]
 	for _, it := range k.items {
-		k.req = append(k.req, p.Items[it.src].Req[:k.nd]...)
+		req := p.Items[it.src].Req
+		for _, d := range k.dims {
+			k.req = append(k.req, req[d])
+		}
 	}
 	k.indexCaps()
+}
+
+// resetFree sets the room left to the whole capacity, on the resources index lays out.
+func (k *Solver) resetFree() {
+	k.free = k.free[:0]
+	for _, d := range k.dims {
+		k.free = append(k.free, k.prob.Capacity[d])
+	}
 }
 
 // indexCaps numbers the shared caps of the loaded items, 0…len(k.caps)-1, and lists each

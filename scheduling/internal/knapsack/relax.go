@@ -73,7 +73,8 @@ func (k *Solver) newLagrangian(alloc []int64) *lagrangian {
 		}
 	}
 	for j := range k.items {
-		req := k.reqOf(j)
+		// Every resource, k.dims' or not: the work counted is per coordinate.
+		req := p.Items[k.items[j].src].Req[:nd]
 		for d := 0; d < nd; d++ {
 			l.coefs[j*n+d] = float64(req[d])
 		}
@@ -147,7 +148,8 @@ func (k *Solver) lpBound(alloc []int64) float64 {
 	}
 	lp := &k.lp
 	lp.a, lp.b, lp.c = lp.a[:0], lp.b[:0], lp.c[:0]
-	for d, c := range alloc {
+	for d, full := range k.dims {
+		c := alloc[full]
 		if !k.weighs(d) {
 			continue
 		}

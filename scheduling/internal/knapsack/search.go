@@ -93,7 +93,7 @@ func (k *Solver) seedGreedy() {
 			k.best = append(k.best[:0], k.cur...)
 		}
 		// Back to the empty set the search starts from: the whole node free, no cap used.
-		k.free = append(k.free[:0], k.prob.Capacity...)
+		k.resetFree()
 		k.cur = k.cur[:0]
 		clear(k.capUsed)
 		k.resetCapLeft()

@@ -70,9 +70,10 @@ func wholeAt(lim, w float64) float64 {
 func (k *Solver) buildSurrogates(mixtures bool) {
 	alloc := k.prob.Capacity
 	k.surr = k.surr[:0]
-	k.allMu = append(k.allMu[:0], make([]float64, len(alloc))...)
+	k.allMu = append(k.allMu[:0], make([]float64, k.nd)...)
 	weighted := false
-	for d, c := range alloc {
+	for d, full := range k.dims {
+		c := alloc[full]
 		if c <= 0 || !k.weighs(d) {
 			continue
 		}
@@ -109,7 +110,7 @@ func (k *Solver) buildSurrogates(mixtures bool) {
 	}
 }
 
-// weighs reports whether some loaded item requests dimension d.
+// weighs reports whether some loaded item requests resource d (of k.dims).
 func (k *Solver) weighs(d int) bool {
 	for j := range k.items {
 		if k.req[j*k.nd+d] > 0 {
@@ -148,9 +149,9 @@ func (k *Solver) addLagrangeSurrogate(alloc []int64) {
 	k.Work += lagrangeRounds * len(l.mu) * len(k.items) * len(l.limit)
 	sg := k.newSurrogate()
 	weighted := false
-	for d := range alloc {
-		if l.mu[d] > 0 && alloc[d] > 0 {
-			sg.mu[d], weighted = l.mu[d], true
+	for d, full := range k.dims {
+		if l.mu[full] > 0 && alloc[full] > 0 {
+			sg.mu[d], weighted = l.mu[full], true
 		}
 	}
 	if !weighted {
@@ -253,7 +254,7 @@ var maxLevelItems = 24
 // keepTightest keeps the n surrogates whose bound at the root (an empty node of capacity
 // alloc) is smallest. The others stay past len(k.surr), their buffers for the next problem.
 func (k *Solver) keepTightest(alloc []int64, n int) {
-	k.free = append(k.free[:0], alloc...)
+	k.resetFree()
 	rootB, rank := k.rootB[:0], k.rank[:0]
 	for i := range k.surr {
 		rank = append(rank, i)
