@@ -222,7 +222,7 @@ func (k *Solver) prepare(p *Problem, topK int) {
 	// The search takes the items most valuable first.
 	// (Every comparison here breaks ties by ID, a total order: pdqsort is then as
 	// deterministic as a stable sort, and faster.)
-	slices.SortFunc(k.items, func(a, b kItem) int { return cmp.Or(cmp.Compare(b.v, a.v), cmp.Compare(a.g, b.g)) })
+	sortByValue(k.items)
 	k.index()
 	k.resetConflicts()
 	k.buildSurrogates(topK == 0)
@@ -237,6 +237,26 @@ func (k *Solver) prepare(p *Problem, topK int) {
 		k.wholeV[j] = k.wholeV[j+1] + math.Abs(float64(k.items[j].maxk)*k.items[j].v)
 	}
 	k.skips = k.mayCount()
+}
+
+// sortByValue sorts items by value, greatest first, ties by ID (a total order, cmp.Compare
+// putting a NaN last); a few by insertion, without a call per comparison.
+func sortByValue(items []kItem) {
+	if len(items) > 12 {
+		slices.SortFunc(items, func(a, b kItem) int { return cmp.Or(cmp.Compare(b.v, a.v), cmp.Compare(a.g, b.g)) })
+		return
+	}
+	for a := 1; a < len(items); a++ {
+		x := items[a]
+		b := a
+		for ; b > 0; b-- {
+			if c := cmp.Compare(x.v, items[b-1].v); c < 0 || (c == 0 && x.g > items[b-1].g) {
+				break
+			}
+			items[b] = items[b-1]
+		}
+		items[b] = x
+	}
 }
 
 // load loads the items without the surrogates; index must follow, once they are in order.

@@ -170,11 +170,14 @@ func (k *Solver) weigh(sg *surrogate) {
 			sg.dims = append(sg.dims, weight{d: d, m: m})
 		}
 	}
-	sg.w, sg.order = sg.w[:0], sg.order[:0]
+	n := len(k.items)
+	sg.w, sg.order = resize(sg.w, n), resize(sg.order, n)
 	sg.levels, sg.at = sg.levels[:0], sg.at[:0] // until layLevels: one list for every level
 	// Densities once, not per comparison: the sort is most of a bound's set-up on large LPs.
-	dens := k.dens[:0]
-	for j := range k.items {
+	k.dens = resize(k.dens, n)
+	dens := k.dens
+	sg.negative = false
+	for j := range n {
 		req := k.req[j*k.nd : (j+1)*k.nd]
 		w := 0.0
 		for _, x := range sg.dims {
@@ -184,18 +187,48 @@ func (k *Solver) weigh(sg *surrogate) {
 		if w > 0 {
 			d = k.items[j].v / w
 		}
-		sg.w, sg.order, dens = append(sg.w, w), append(sg.order, j), append(dens, d)
+		sg.w[j], sg.order[j], dens[j] = w, j, d
+		sg.negative = sg.negative || w < 0
 	}
-	k.dens = dens
-	sg.negative = slices.ContainsFunc(sg.w, func(w float64) bool { return w < 0 })
-	slices.SortFunc(sg.order, func(a, b int) int { return cmp.Or(cmp.Compare(dens[b], dens[a]), cmp.Compare(a, b)) })
-	sg.fill = sg.fill[:0]
-	for _, j := range sg.order {
-		it := &k.items[j]
+	sortByDensity(sg.order, dens)
+	sg.fill = resize(sg.fill, n)
+	for x, j := range sg.order {
+		it, f, w := &k.items[j], &sg.fill[x], sg.w[j]
 		lim := float64(it.maxk)
-		sg.fill = append(sg.fill, fillItem{j: j, w: sg.w[j], v: it.v, lim: lim, fullW: lim * sg.w[j], fullV: lim * it.v,
-			whole:  wholeAt(lim, sg.w[j]),
-			capped: len(k.itemCaps[j]) > 0, cap: int32(k.firstCap[j])})
+		f.j, f.w, f.v, f.lim, f.fullW, f.fullV = j, w, it.v, lim, lim*w, lim*it.v
+		f.whole = wholeAt(lim, w)
+		f.capped, f.cap = len(k.itemCaps[j]) > 0, int32(k.firstCap[j])
+	}
+}
+
+// resize returns s with length n, its old contents (up to n) kept, reallocated only when
+// it has room for fewer.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return append(s[:cap(s)], make([]T, n-cap(s))...)
+	}
+	return s[:n]
+}
+
+// sortByDensity sorts order (item indices) by dens, greatest first, ties by index: a total
+// order (cmp.Compare puts a NaN last), so any sort gives the same. A few items are sorted by
+// insertion, without a call per comparison.
+func sortByDensity(order []int, dens []float64) {
+	if len(order) > 12 {
+		slices.SortFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(dens[b], dens[a]), cmp.Compare(a, b)) })
+		return
+	}
+	for a := 1; a < len(order); a++ {
+		x := order[a]
+		b := a
+		for ; b > 0; b-- {
+			y := order[b-1]
+			if c := cmp.Compare(dens[x], dens[y]); c < 0 || (c == 0 && x > y) {
+				break
+			}
+			order[b] = y
+		}
+		order[b] = x
 	}
 }
 
@@ -203,25 +236,27 @@ func (k *Solver) weigh(sg *surrogate) {
 // greatest density and the whole value of the weightless items (the scale of the rounding
 // margin in surelyPruned). With one list for all levels, these are over every item: no less.
 func (k *Solver) layLevels(sg *surrogate) {
-	sg.levels, sg.at = sg.levels[:0], sg.at[:0]
-	sg.dmax, sg.fixed = sg.dmax[:0], sg.fixed[:0]
-	if len(k.items) > maxLevelItems {
+	n := len(k.items)
+	if n > maxLevelItems {
+		sg.levels, sg.at = sg.levels[:0], sg.at[:0]
 		dmax, fixed := fillScale(sg.fill)
-		sg.dmax, sg.fixed = append(sg.dmax, dmax), append(sg.fixed, fixed)
+		sg.dmax, sg.fixed = append(sg.dmax[:0], dmax), append(sg.fixed[:0], fixed)
 		return
 	}
-	for i := range k.items {
-		at := len(sg.levels)
-		sg.at = append(sg.at, at)
-		for _, f := range sg.fill {
-			if f.j >= i {
-				sg.levels = append(sg.levels, f)
+	sg.levels, sg.at = resize(sg.levels, n*(n+1)/2), resize(sg.at, n+1)
+	sg.dmax, sg.fixed = resize(sg.dmax, n), resize(sg.fixed, n)
+	at := 0
+	for i := range n {
+		sg.at[i] = at
+		for x := range sg.fill {
+			if sg.fill[x].j >= i {
+				sg.levels[at] = sg.fill[x]
+				at++
 			}
 		}
-		dmax, fixed := fillScale(sg.levels[at:])
-		sg.dmax, sg.fixed = append(sg.dmax, dmax), append(sg.fixed, fixed)
+		sg.dmax[i], sg.fixed[i] = fillScale(sg.levels[sg.at[i]:at])
 	}
-	sg.at = append(sg.at, len(sg.levels))
+	sg.at[n] = at
 }
 
 // fillScale returns the greatest value per weight of the weighed items of fill, and the sum of
