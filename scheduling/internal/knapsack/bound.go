@@ -28,8 +28,8 @@ func (k *Solver) prunes(i int, value, best float64) bool {
 	}
 	if len(k.caps) == 0 {
 		for si := range k.surr {
-			if pass, at := k.fillPasses(&k.surr[si], i, value, best); !pass {
-				k.prunedBy, k.prunedAt = si, at
+			if pass, at, stop := k.fillPasses(&k.surr[si], i, value, best); !pass {
+				k.prunedBy, k.prunedAt, k.prunedStop = si, at, stop
 				return true
 			}
 		}
@@ -64,23 +64,26 @@ func (k *Solver) prunes(i int, value, best float64) bool {
 
 // fillPasses reports whether value plus boundWith's greedy fill of items i… under sg passes
 // best; for items without shared caps only. When it does not, it returns value plus the
-// whole fill as well.
-func (k *Solver) fillPasses(sg *surrogate, i int, value, best float64) (bool, float64) {
+// whole fill as well, and the fill's stop density: the value per weight of the first item it
+// did not take whole, 0 when it took every item whole.
+func (k *Solver) fillPasses(sg *surrogate, i int, value, best float64) (bool, float64, float64) {
 	left, add := k.roomOf(sg), 0.0
 	fill := sg.from(i)
+	stop := len(fill)
 	for x := range fill {
 		f := &fill[x]
 		if f.j < i {
 			continue
 		}
 		if value+add > best {
-			return true, 0
+			return true, 0, 0
 		}
 		if f.w <= 0 {
 			add += f.fullV
 			continue
 		}
 		if left <= 0 {
+			stop = min(stop, x)
 			break
 		}
 		if left >= f.whole {
@@ -88,11 +91,18 @@ func (k *Solver) fillPasses(sg *surrogate, i int, value, best float64) (bool, fl
 			left -= f.fullW
 			continue
 		}
+		stop = min(stop, x)
 		take := min(f.lim, left/f.w)
 		add += take * f.v
 		left -= take * f.w
 	}
-	return value+add > best, value + add
+	if value+add > best {
+		return true, 0, 0
+	}
+	if stop == len(fill) {
+		return false, value + add, 0
+	}
+	return false, value + add, fill[stop].v / fill[stop].w
 }
 
 // boundWith bounds what items i… can still add under one surrogate constraint (Σ w_j·x_j ≤ room,

@@ -76,11 +76,12 @@ type Solver struct {
 	// target: a pricing search (see search) looks only for patterns worth more; 0 in solve.
 	target float64
 	// skips: the search may count children it surely prunes instead of visiting them
-	// (surelyPruned). prunedBy and prunedAt: the surrogate that pruned the last search node
-	// visited and its bound there, or prunedBy -1.
-	skips    bool
-	prunedBy int
-	prunedAt float64
+	// (surelyPruned). prunedBy, prunedAt and prunedStop: the surrogate that pruned the last
+	// search node visited, its bound there and its fill's stop density, or prunedBy -1.
+	skips      bool
+	prunedBy   int
+	prunedAt   float64
+	prunedStop float64
 }
 
 type kItem struct {

@@ -3,8 +3,8 @@ package knapsack
 import "math"
 
 // dfs explores items i… with the current value; it reports true when the node budget ran out.
-// When the node is pruned by a surrogate's whole fill, k.prunedBy and k.prunedAt say which and
-// what it came to (for surelyPruned); else k.prunedBy is -1.
+// When the node is pruned by a surrogate's whole fill, k.prunedBy, k.prunedAt and k.prunedStop
+// say which, what it came to and where it stopped (for surelyPruned); else k.prunedBy is -1.
 func (k *Solver) dfs(i int, value float64) bool {
 	k.nodes++
 	if value > k.bestV+1e-15 {
@@ -52,8 +52,12 @@ func (k *Solver) counts(i int, value float64, kmax, low int64) bool {
 			return out
 		}
 		skip := int64(0)
-		if k.skips && k.prunedBy >= 0 && k.prunedBy == lastBy {
-			skip = k.surelyPruned(i, c, low, k.prunedBy, lastC, lastAt, k.prunedAt)
+		if k.skips && k.prunedBy >= 0 {
+			c1 := int64(-1)
+			if k.prunedBy == lastBy {
+				c1 = lastC
+			}
+			skip = k.surelyPruned(i, c, low, k.prunedBy, c1, lastAt, k.prunedAt, k.prunedStop)
 		}
 		lastBy, lastC, lastAt = k.prunedBy, c, k.prunedAt
 		k.nodes += int(skip)

@@ -25,6 +25,17 @@ import "math"
 // over: their values fall with c, so none is a new best (a visit sets the best value to at
 // least the child's value, less 1e-15), and a pruned child never checks the budget.
 //
+// One point is enough where G rises with c. Fewer copies of item i leave more room, which the
+// fill spends at no more than its stop density λ, the value per weight of the first item it
+// did not take whole (0 when it took them all): fill(R(c) + Δ) ≤ fill(R(c)) + Δ·λ. So
+//
+//	G(c') ≤ G(c) − (c − c')·w_i·(v_i/w_i − λ)   for every c' < c,
+//
+// and when item i is at least as dense as λ (or weightless) no fewer copies beat G(c). In
+// floating point the fill may take whole an item the exact one takes a rounding short of
+// whole, and stop one item later: at most that rounding short of room is spent at a greater
+// density, which the margin covers as well (surelyPruned allows a third m).
+//
 // It holds without shared caps (the capped bound is not a fractional knapsack), for counts,
 // requests, rooms and values that are not negative (see mayCount).
 
@@ -32,10 +43,17 @@ import "math"
 const marginScale = 1e-9
 
 // surelyPruned returns how many of the counts c−1, c−2, … (no further than low) surrogate s
-// surely prunes below item i, from its whole fill's value at1 at count c1 and at at count c
-// (c1 > c). Item i has c copies in the partial set.
-func (k *Solver) surelyPruned(i int, c, low int64, s int, c1 int64, at1, at float64) int64 {
+// surely prunes below item i, from its whole fill's value at at count c, where it stopped at
+// density stop, and at1 at count c1 > c (c1 < 0: none seen). Item i has c copies in the
+// partial set.
+func (k *Solver) surelyPruned(i int, c, low int64, s int, c1 int64, at1, at, stop float64) int64 {
 	sg := &k.surr[s]
+	// G rises with c where item i is at least as dense as the stop (a product, not the
+	// quotient: the comparison's rounding is far below the margin too).
+	rises := sg.w[i] <= 0 || k.items[i].v >= stop*sg.w[i]
+	if !rises && c1 < 0 {
+		return 0
+	}
 	best := max(k.bestV*(1+1e-12), k.target)
 	// The room is greatest with no copy of item i: the rounding scale of every count's bound.
 	req := k.reqOf(i)
@@ -46,8 +64,17 @@ func (k *Solver) surelyPruned(i int, c, low int64, s int, c1 int64, at1, at floa
 	dmax, fixed := sg.scaleAt(i + 1)
 	m := marginScale * (math.Abs(best) + math.Abs(at) + room*dmax + fixed)
 	head := best - at - 2*m
+	if !(head > 0) {
+		return 0
+	}
+	if rises && head >= m {
+		return c - low // one point is enough
+	}
+	if c1 < 0 {
+		return 0
+	}
 	slope := (at - at1 + 2*m) / float64(c1-c)
-	if !(head > 0) || math.IsNaN(slope) {
+	if math.IsNaN(slope) {
 		return 0
 	}
 	if slope <= 0 {
