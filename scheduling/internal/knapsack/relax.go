@@ -51,15 +51,21 @@ type lagrangian struct {
 	mu      []float64
 	reduced []float64 // per item, its value less μ times its use, as of the last eval
 	pts     []breakpoint
+	// counted is how many coordinates the work counts: one per resource, k.dims' or not, and
+	// one per shared cap.
+	counted int
 }
 
 type breakpoint struct{ t, w float64 }
 
 // newLagrangian sets up k's L(μ) at μ = 0 for the loaded items, in buffers reused across calls.
+// Its resource coordinates are k.dims': on any other resource no item has a use, so μ stays 0
+// there and L does not move — the descent would spend a step on it for nothing.
 func (k *Solver) newLagrangian(alloc []int64) *lagrangian {
 	p, l := k.prob, &k.lag
-	nd := len(alloc)
+	nd := k.nd
 	n := nd + len(k.caps)
+	l.counted = len(alloc) + len(k.caps)
 	l.items = k.items
 	l.limit = append(l.limit[:0], make([]float64, n)...)
 	l.coefs = append(l.coefs[:0], make([]float64, len(k.items)*n)...)
@@ -67,14 +73,13 @@ func (k *Solver) newLagrangian(alloc []int64) *lagrangian {
 	l.reduced = append(l.reduced[:0], make([]float64, len(k.items))...)
 	for c := range l.limit {
 		if c < nd {
-			l.limit[c] = float64(max(alloc[c], 0))
+			l.limit[c] = float64(max(alloc[k.dims[c]], 0))
 		} else {
 			l.limit[c] = float64(max(p.CapLimits[k.caps[c-nd]], 0))
 		}
 	}
 	for j := range k.items {
-		// Every resource, k.dims' or not: the work counted is per coordinate.
-		req := p.Items[k.items[j].src].Req[:nd]
+		req := k.reqOf(j)
 		for d := 0; d < nd; d++ {
 			l.coefs[j*n+d] = float64(req[d])
 		}

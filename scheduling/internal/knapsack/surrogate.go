@@ -146,12 +146,12 @@ func (k *Solver) addLagrangeSurrogate(alloc []int64) {
 	}
 	l := k.newLagrangian(alloc)
 	l.descend(nil)
-	k.Work += lagrangeRounds * len(l.mu) * len(k.items) * len(l.limit)
+	k.Work += lagrangeRounds * l.counted * len(k.items) * l.counted
 	sg := k.newSurrogate()
 	weighted := false
 	for d, full := range k.dims {
-		if l.mu[full] > 0 && alloc[full] > 0 {
-			sg.mu[d], weighted = l.mu[full], true
+		if l.mu[d] > 0 && alloc[full] > 0 {
+			sg.mu[d], weighted = l.mu[d], true
 		}
 	}
 	if !weighted {
@@ -295,7 +295,19 @@ func (k *Solver) keepTightest(alloc []int64, n int) {
 		rank = append(rank, i)
 		rootB = append(rootB, k.boundWith(&k.surr[i], 0))
 	}
-	slices.SortStableFunc(rank, func(x, y int) int { return cmp.Compare(rootB[x], rootB[y]) })
+	// Stable: ties keep the order built. A stable sort's result is the only one, so a few
+	// are sorted by insertion, without a call per comparison.
+	if len(rank) > 32 {
+		slices.SortStableFunc(rank, func(x, y int) int { return cmp.Compare(rootB[x], rootB[y]) })
+	} else {
+		for a := 1; a < len(rank); a++ {
+			x, b := rank[a], a
+			for ; b > 0 && cmp.Compare(rootB[x], rootB[rank[b-1]]) < 0; b-- {
+				rank[b] = rank[b-1]
+			}
+			rank[b] = x
+		}
+	}
 	// A permutation, so every buffer stays in exactly one surrogate.
 	k.spare = append(k.spare[:0], k.surr...)
 	for pos, i := range rank {
