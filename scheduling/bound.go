@@ -13,13 +13,18 @@ import (
 // there, and at most its free capacity times the best value per unit of each resource that
 // every such pod needs; the smaller of the two is subtracted.
 func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
-	cg := p.columnGeneration(counts, p.shapes, nil)
+	cg := p.columnGeneration(counts, p.shapes, nil, false)
 	if p.in.Options.SkipLowerBound || p.noProof {
 		return 0, cg
 	}
 	total := max(p.minusBins(cg.lb, cg.values, counts), 0)
 	if w := p.limitPrices(cg, counts); w != nil {
-		total = max(total, p.limitedBound(counts, w, cg.columns))
+		lb, cols := p.limitedBound(counts, w, cg.columns)
+		total = max(total, lb)
+		// The priced LP's columns seed the pools' LPs too (packNewNodes): where a limit binds,
+		// the unpriced LP buys the limited pool's nodes for nearly every pod and few of the
+		// pool that takes the overflow; the priced one buys both.
+		cg.columns = append(slices.Clip(cg.columns), cols...)
 	}
 	return total, cg
 }
@@ -208,15 +213,15 @@ func (p *problem) limitUse(cg cgResult) [][]float64 {
 func (pl *pool) room(d int) float64 { return float64(max(pl.limit[d]-pl.used0[d], 0)) }
 
 // limitedBound proves the bound with the limits priced at w (see above), starting from the
-// columns of the unpriced LP (seeds).
-func (p *problem) limitedBound(counts []int64, w [][]float64, seeds []pattern) float64 {
+// columns of the unpriced LP (seeds); it returns the bound and its LP's columns.
+func (p *problem) limitedBound(counts []int64, w [][]float64, seeds []pattern) (float64, []pattern) {
 	p.priceAdj = make([]float64, len(p.shapes))
 	for _, s := range p.shapes {
 		for d, x := range w[s.pool.idx] {
 			p.priceAdj[s.idx] += x * float64(s.capacity[d])
 		}
 	}
-	cg := p.columnGeneration(counts, p.shapes, seeds)
+	cg := p.columnGeneration(counts, p.shapes, seeds, false)
 	p.priceAdj = nil
 	total := cg.lb
 	for _, pl := range p.pools {
@@ -224,7 +229,7 @@ func (p *problem) limitedBound(counts []int64, w [][]float64, seeds []pattern) f
 			total -= x * pl.room(d)
 		}
 	}
-	return max(p.minusBins(total, cg.values, counts), 0)
+	return max(p.minusBins(total, cg.values, counts), 0), cg.columns
 }
 
 // relaxedCapMax is the least per-node cap of a zone spread the relaxed problem leaves out

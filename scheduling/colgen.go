@@ -182,6 +182,10 @@ type colGen struct {
 	tail *proofTail
 	// thetaFam is the family whose bound (or pattern) set the last theta's θ (-1: none).
 	thetaFam int
+	// share: the LP prices one pool's share of the pods for its packers (packNewNodes), from
+	// the plan's columns; once its budget is spent, a round the quick searches find nothing
+	// in ends it, unconverged (quickOnly), without the full-effort round (see price).
+	share, quickOnly bool
 }
 
 // columnGeneration solves the configuration LP for the groups with counts > 0 over the given
@@ -192,7 +196,13 @@ type colGen struct {
 // those on these shapes whose pods are all still to place enter first, so an LP that differs a
 // little from one already solved (one pool's share of the pods, prices raised by a limit's
 // price) starts near its optimum instead of from single-group patterns.
-func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []pattern) cgResult {
+//
+// share marks a pool's share LP (packNewNodes): only its pod values and basis are read, for
+// that pool's packers, and it starts from the plan's columns, so once its budget is spent it
+// stops at the first round its quick searches find nothing in. The full-effort round it then
+// skips served only to call the LP converged: on spot-od-limit-1500 the on-demand pool's LP
+// ran 6 of them (~40% of its work) for a plan no cheaper.
+func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []pattern, share bool) cgResult {
 	cls := p.lpClasses()
 	lpCounts, merged := classCounts(cls, counts)
 	if !merged {
@@ -204,6 +214,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []patt
 	if c == nil {
 		return cgResult{values: make([]float64, len(p.groups))}
 	}
+	c.share = share
 	prove := !p.in.Options.SkipLowerBound && !p.noProof
 	if prove && p.prefs.relaxTopology {
 		c.tail = newProofTail()
@@ -351,7 +362,7 @@ func (c *colGen) iterate() bool {
 		}
 		c.nsum++
 		if !c.enter(found) {
-			return true
+			return !c.quickOnly
 		}
 		if c.tail != nil && c.tailStop() {
 			return false
@@ -397,8 +408,8 @@ func (c *colGen) worth(pat *pattern, w []float64) float64 {
 // price searches the families, most promising first, with a small search budget and the few
 // most promising items each, for up to cgColumns improving columns. When that finds none, a
 // small LP gets a round at full effort (every item, the larger budget) before it is called
-// solved, on the families the first searches did not settle; the final bound is computed at
-// full effort anyway. The searches look only for columns that improve the LP (worth more than
+// solved, on the families the first searches did not settle (not a share LP past its budget:
+// see columnGeneration); the final bound is computed at full effort anyway. The searches look only for columns that improve the LP (worth more than
 // their node's price): one that cannot is pruned at its bound, not searched to its budget.
 func (c *colGen) price() []pattern {
 	c.sortFamilies()
@@ -424,6 +435,10 @@ func (c *colGen) price() []pattern {
 	if len(found) > 0 || len(c.rows) > bothBounds {
 		return found
 	}
+	if c.share && c.ks.Work >= c.budget {
+		c.quickOnly = true
+		return found
+	}
 	for _, i := range c.order {
 		if c.bound[i] <= 1+cgTol || len(found) >= c.columns {
 			break
@@ -431,9 +446,10 @@ func (c *colGen) price() []pattern {
 		if c.settled[i] {
 			continue // searched to the end above, with every item: nothing improves there
 		}
-		if c.cannotImprove(i) {
+		if len(c.fams[i].items) <= exactItems && c.refineBelowPrice(i) {
 			// Its LP relaxation shows no pattern of it improves: the search would find none,
-			// and a full search that finds none leaves the pool as it is.
+			// and a full search that finds none leaves the pool as it is. (Asked afresh,
+			// whatever refineAgain says: a full search costs as much as four quick ones.)
 			continue
 		}
 		f := &c.fams[i]
