@@ -24,17 +24,32 @@ func (k *Solver) dfs(i int, value float64) bool {
 		kmax = 0
 	}
 	// The last item adds value and nothing after it needs its room: fewer copies than fit are
-	// never better.
-	low := int64(0)
+	// never better, and its one child is a leaf.
 	if i == len(k.items)-1 {
-		low = kmax
+		k.leaf(i, value, kmax)
+		return false
 	}
 	if kmax > 0 {
 		k.push(i, kmax)
 	}
-	out := k.counts(i, value, kmax, low)
+	out := k.counts(i, value, kmax, 0)
 	k.prunedBy = -1
 	return out
+}
+
+// leaf is the visit of the search node below the last item i with kmax copies of it: what
+// dfs would do there (count it, keep it when best), without taking the copies and giving them
+// back.
+func (k *Solver) leaf(i int, value float64, kmax int64) {
+	k.nodes++
+	if v := value + float64(kmax)*k.items[i].v; v > k.bestV+1e-15 {
+		k.bestV = v
+		k.best = append(k.best[:0], k.cur...)
+		if kmax > 0 {
+			k.best = append(k.best, pick{src: k.items[i].src, j: i, n: kmax})
+		}
+	}
+	k.prunedBy = -1
 }
 
 // counts explores item i's counts from kmax down to low, kmax copies in the partial set: the
