@@ -143,16 +143,56 @@ func (p *problem) buildFamilies(counts []int64, shapes []*shape) (rowOf, rows []
 	for _, g := range p.groups {
 		rowOf[g.id] = -1
 	}
+	cands, rows := p.shapeCands(counts, shapes, rowOf)
+	if len(rows) == 0 {
+		return rowOf, rows, nil
+	}
+	// One family per offering some group accepts: a node mixing groups must be bought
+	// through an offering all of them accept, which need not be any one's cheapest.
+	n := 0
+	for _, sc := range cands {
+		n += bits.OnesCount64(sc.seen)
+	}
+	fams = make([]colFamily, 0, n)
+	for _, sc := range cands {
+		for m := sc.seen; m != 0; m &= m - 1 {
+			o := bits.TrailingZeros64(m)
+			fams = append(fams, colFamily{s: sc.s, o: o, price: p.familyPrice(sc.s, o), all: sc.items})
+		}
+	}
+	// Most families are dominated: drop them before building their item lists.
+	fams = dropDominated(fams, len(rows))
+	for i := range fams {
+		p.keepOffering(&fams[i])
+	}
+	return rowOf, rows, fams
+}
+
+// shapeCand is a shape's groups while the families are built, and the offerings they accept.
+type shapeCand struct {
+	s     *shape
+	seen  uint64
+	items []famCand
+}
+
+// shapeCands lists each shape's groups with pods to place (their items cut from one array),
+// numbering the rows as the shapes meet them (rowOf, rows).
+func (p *problem) shapeCands(counts []int64, shapes []*shape, rowOf []int) ([]shapeCand, []int) {
+	n := 0
+	for _, s := range shapes {
+		n += len(p.byShape[s.idx])
+	}
+	all := make([]famCand, 0, n)
+	out := make([]shapeCand, 0, len(shapes))
+	var rows []int
 	for _, s := range shapes {
 		if s.dominated && p.priceAdj == nil {
 			// Another shape's families dominate its families (at adjusted prices they may not:
-			// dropDominated below compares those).
+			// dropDominated compares those).
 			continue
 		}
-		// One family per offering some group accepts: a node mixing groups must be bought
-		// through an offering all of them accept, which need not be any one's cheapest.
-		var seen uint64
-		var items []famCand
+		sc := shapeCand{s: s}
+		from := len(all)
 		for at, f := range p.byShape[s.idx] {
 			if counts[f.g] <= 0 {
 				continue
@@ -163,24 +203,14 @@ func (p *problem) buildFamilies(counts []int64, shapes []*shape) (rowOf, rows []
 			}
 			gr := p.groups[f.g]
 			if mk := maxCopies(gr.req, s.alloc, perNodeCap(gr, counts[f.g])); mk > 0 {
-				items = append(items, famCand{row: int32(rowOf[f.g]), at: int32(at), mask: f.mask, maxk: mk})
-				seen |= f.mask
+				all = append(all, famCand{row: int32(rowOf[f.g]), at: int32(at), mask: f.mask, maxk: mk})
+				sc.seen |= f.mask
 			}
 		}
-		for m := seen; m != 0; m &= m - 1 {
-			o := bits.TrailingZeros64(m)
-			fams = append(fams, colFamily{s: s, o: o, price: p.familyPrice(s, o), all: items})
-		}
+		sc.items = all[from:len(all):len(all)]
+		out = append(out, sc)
 	}
-	if len(rows) == 0 {
-		return rowOf, rows, fams
-	}
-	// Most families are dominated: drop them before building their item lists.
-	fams = dropDominated(fams, len(rows))
-	for i := range fams {
-		p.keepOffering(&fams[i])
-	}
-	return rowOf, rows, fams
+	return out, rows
 }
 
 // keepOffering makes the family's items, while building, from those of its shape's groups its
