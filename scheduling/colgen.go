@@ -183,8 +183,9 @@ type colGen struct {
 	// thetaFam is the family whose bound (or pattern) set the last theta's θ (-1: none).
 	thetaFam int
 	// share: the LP prices one pool's share of the pods for its packers (packNewNodes), from
-	// the plan's columns; once its budget is spent, a round the quick searches find nothing
-	// in ends it, unconverged (quickOnly), without the full-effort round (see price).
+	// the plan's columns; once its budget is spent or its solution exceeds a pool's limit
+	// (overLimit), a round the quick searches find nothing in ends it, unconverged
+	// (quickOnly), without the full-effort round (see price).
 	share, quickOnly bool
 }
 
@@ -198,10 +199,11 @@ type colGen struct {
 // price) starts near its optimum instead of from single-group patterns.
 //
 // share marks a pool's share LP (packNewNodes): only its pod values and basis are read, for
-// that pool's packers, and it starts from the plan's columns, so once its budget is spent it
-// stops at the first round its quick searches find nothing in. The full-effort round it then
-// skips served only to call the LP converged: on spot-od-limit-1500 the on-demand pool's LP
-// ran 6 of them (~40% of its work) for a plan no cheaper.
+// that pool's packers, and it starts from the plan's columns, so once its budget is spent, or
+// its solution exceeds its pool's limit (overLimit), it stops at the first round its quick
+// searches find nothing in. The full-effort round it then skips served only to call the LP
+// converged: on spot-od-limit-1500 the on-demand pool's LP ran 6 of them (~40% of its work),
+// the spot pool's 2 (~80%), for a plan no cheaper.
 func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []pattern, share bool) cgResult {
 	cls := p.lpClasses()
 	lpCounts, merged := classCounts(cls, counts)
@@ -408,8 +410,8 @@ func (c *colGen) worth(pat *pattern, w []float64) float64 {
 // price searches the families, most promising first, with a small search budget and the few
 // most promising items each, for up to cgColumns improving columns. When that finds none, a
 // small LP gets a round at full effort (every item, the larger budget) before it is called
-// solved, on the families the first searches did not settle (not a share LP past its budget:
-// see columnGeneration); the final bound is computed at full effort anyway. The searches look only for columns that improve the LP (worth more than
+// solved, on the families the first searches did not settle (not a share LP past its budget
+// or over its pool's limit: see columnGeneration); the final bound is computed at full effort anyway. The searches look only for columns that improve the LP (worth more than
 // their node's price): one that cannot is pruned at its bound, not searched to its budget.
 func (c *colGen) price() []pattern {
 	c.sortFamilies()
@@ -435,7 +437,7 @@ func (c *colGen) price() []pattern {
 	if len(found) > 0 || len(c.rows) > bothBounds {
 		return found
 	}
-	if c.share && c.ks.Work >= c.budget {
+	if c.share && (c.ks.Work >= c.budget || c.overLimit()) {
 		c.quickOnly = true
 		return found
 	}
@@ -627,16 +629,39 @@ func (c *colGen) result(converged, prove bool) cgResult {
 			res.columns = append(res.columns, pat)
 		}
 	}
+	res.basis, res.lambda = c.solution()
+	return res
+}
+
+// solution returns the patterns of the master's solution and how many nodes of each.
+func (c *colGen) solution() (basis []pattern, lambda []float64) {
 	for i := range c.m.xb {
 		if c.m.surp[i] || c.m.xb[i] <= 1e-9 {
 			continue
 		}
 		if pat, ok := c.m.pattern(i, c.pats); ok {
-			res.basis = append(res.basis, pat)
-			res.lambda = append(res.lambda, c.m.xb[i])
+			basis = append(basis, pat)
+			lambda = append(lambda, c.m.xb[i])
 		}
 	}
-	return res
+	return basis, lambda
+}
+
+// overLimit reports whether the master's solution takes more of a limited resource of a pool
+// than the pool has room for. A share LP's packers then take only the part of its solution
+// the limit allows (on spot-od-limit-1500, a spot pool's 200 cpu of a solution over 1,000),
+// and its full-effort rounds bought precision the limit throws away (see price).
+func (c *colGen) overLimit() bool {
+	basis, lambda := c.solution()
+	use := c.p.limitUse(cgResult{basis: basis, lambda: lambda})
+	for _, pl := range c.p.pools {
+		for d, lim := range pl.limited {
+			if lim && use[pl.idx][d] > pl.room(d)*(1+1e-9) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unitValues fills ratio with every row's value per unit of each resource (+Inf where the pod
