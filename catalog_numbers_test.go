@@ -1,10 +1,12 @@
 package nodeplan
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"pgregory.net/rapid"
 )
 
 func TestDecodeCatalogRejectsBadNumbersAndFields(t *testing.T) {
@@ -67,4 +69,35 @@ func mustQuantity(t *testing.T, s string) resource.Quantity {
 		t.Fatal(err)
 	}
 	return q
+}
+
+// TestMilliValueShortcutChangesNothing checks MilliValue's whole-units shortcut against the
+// saturating comparison it skips, over amounts in every form a quantity takes.
+func TestMilliValueShortcutChangesNothing(t *testing.T) {
+	reference := func(q resource.Quantity) int64 {
+		const maxUnits = MaxMilliValue / 1000
+		switch {
+		case q.CmpInt64(maxUnits) > 0:
+			return MaxMilliValue
+		case q.CmpInt64(-maxUnits) < 0:
+			return -MaxMilliValue
+		}
+		return q.MilliValue()
+	}
+	suffixes := []string{"", "m", "u", "n", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "e3", "e-3", "e-1", "e15", "E-2"}
+	rapid.Check(t, func(t *rapid.T) {
+		v := rapid.OneOf(rapid.Int64Range(-2000, 2000), rapid.Int64(), rapid.Int64Range(281474976710000, 281474976711000)).Draw(t, "v")
+		s := fmt.Sprint(v)
+		if rapid.Bool().Draw(t, "fraction") {
+			s += "." + fmt.Sprint(rapid.IntRange(0, 999).Draw(t, "decimals"))
+		}
+		s += rapid.SampledFrom(suffixes).Draw(t, "suffix")
+		q, err := resource.ParseQuantity(s)
+		if err != nil {
+			t.Skip(s, err)
+		}
+		if got, want := MilliValue(q), reference(q); got != want {
+			t.Fatalf("MilliValue(%s) = %d, want %d", s, got, want)
+		}
+	})
 }

@@ -240,6 +240,11 @@ const MaxMilliValue int64 = 256 << 40 * 1000
 // node, and a limit that large limits nothing.
 func MilliValue(q resource.Quantity) int64 {
 	const maxUnits = MaxMilliValue / 1000
+	if v, ok := q.AsInt64(); ok && v <= maxUnits && v >= -maxUnits {
+		// A whole number of units (most amounts: "2", "29", "3788Mi"): the comparisons below,
+		// each a scaling, are then a third of the cost of a solve's catalog reading.
+		return v * 1000
+	}
 	switch {
 	case q.CmpInt64(maxUnits) > 0:
 		return MaxMilliValue

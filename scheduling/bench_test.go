@@ -164,6 +164,8 @@ func BenchmarkBuild(b *testing.B) {
 		name string
 		in   Input
 	}{
+		{"inflate-100", Input{Pods: apiserverpod.ShapeAll(pods("inflate", 100, "1", "")), NodePools: []nodeplan.NodePool{od},
+			InstanceTypes: catalog, DaemonSets: testDaemonSets()}},
 		{"mixed-1500-two-pools", Input{Pods: apiserverpod.ShapeAll(mixedPods(1500)), NodePools: []nodeplan.NodePool{spot, od},
 			InstanceTypes: catalog, DaemonSets: testDaemonSets()}},
 		{"karpenter-mix-1000", Input{Pods: apiserverpod.ShapeAll(karpenterMix(1000)), NodePools: []nodeplan.NodePool{{Name: "default"}},
@@ -176,7 +178,7 @@ func BenchmarkBuild(b *testing.B) {
 			for b.Loop() {
 				groupPending(&c.in)
 			}
-			b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 		b.Run(c.name+"/newProblem", func(b *testing.B) {
 			b.ReportAllocs()
@@ -186,7 +188,7 @@ func BenchmarkBuild(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -3,6 +3,7 @@ package scheduling
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -106,23 +107,7 @@ type Options struct {
 // pools without a name or with duplicate names, instance types without a name, offerings with a
 // non-positive price. Solve calls it first.
 func (in *Input) Validate() error {
-	var errs []error
-	seen := map[string]bool{}
-	for i, p := range in.Pods {
-		if p == nil {
-			errs = append(errs, fmt.Errorf("scheduling: Pods[%d] is nil", i))
-			continue
-		}
-		if p.Name == "" {
-			errs = append(errs, fmt.Errorf("scheduling: Pods[%d] has no name", i))
-			continue
-		}
-		k := nodeplan.PodKey(p)
-		if seen[k] {
-			errs = append(errs, fmt.Errorf("scheduling: pod %s appears twice in Pods", k))
-		}
-		seen[k] = true
-	}
+	errs := validatePods(in.Pods)
 	pools := map[string]bool{}
 	for i, np := range in.NodePools {
 		if np.Name == "" {
@@ -158,4 +143,34 @@ func (in *Input) Validate() error {
 	}
 	errs = append(errs, in.Options.NodeCost.validate()...)
 	return errors.Join(errs...)
+}
+
+// validatePods reports, in the pods' order, nil and unnamed pods and pods whose key
+// (nodeplan.PodKey, by which results, pins and volume zones name pods) an earlier pod has. The keys
+// are cut from one string (nodeplan.PodKeys) and the set of them is sized up front: a key and a
+// map's growth a pod were most of a small solve's garbage.
+func validatePods(pods []*corev1.Pod) []error {
+	unnamed := func(p *corev1.Pod) bool { return p == nil || p.Name == "" }
+	named := pods
+	if slices.ContainsFunc(pods, unnamed) {
+		named = slices.DeleteFunc(slices.Clone(pods), unnamed)
+	}
+	keys := nodeplan.PodKeys(named)
+	seen := make(map[string]bool, len(keys))
+	var errs []error
+	for i, p := range pods {
+		switch {
+		case p == nil:
+			errs = append(errs, fmt.Errorf("scheduling: Pods[%d] is nil", i))
+		case p.Name == "":
+			errs = append(errs, fmt.Errorf("scheduling: Pods[%d] has no name", i))
+		default:
+			k := keys[0]
+			if seen[k] {
+				errs = append(errs, fmt.Errorf("scheduling: pod %s appears twice in Pods", k))
+			}
+			seen[k], keys = true, keys[1:]
+		}
+	}
+	return errs
 }

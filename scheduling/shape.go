@@ -146,7 +146,10 @@ func (p *problem) poolShapeFacts(pl *pool, its []nodeplan.InstanceType, from *bu
 		}
 	}
 	slices.SortStableFunc(out, func(a, b *shapeFacts) int {
-		return cmp.Or(cmp.Compare(a.minPrice, b.minPrice), strings.Compare(a.it.Name, b.it.Name))
+		if c := cmp.Compare(a.minPrice, b.minPrice); c != 0 {
+			return c // prices mostly differ: the names are compared only on a tie
+		}
+		return strings.Compare(a.it.Name, b.it.Name)
 	})
 	p.facts.shapes = append(p.facts.shapes, out)
 	return out
@@ -361,7 +364,10 @@ func allowedOfferings(offs []nodeplan.Offering, it *nodeplan.InstanceType, where
 		}
 	}
 	slices.SortStableFunc(offs, func(a, b nodeplan.Offering) int {
-		return cmp.Or(cmp.Compare(a.Price, b.Price), strings.Compare(a.Zone, b.Zone), strings.Compare(string(a.CapacityType), string(b.CapacityType)))
+		if c := cmp.Compare(a.Price, b.Price); c != 0 {
+			return c
+		}
+		return cmp.Or(strings.Compare(a.Zone, b.Zone), strings.Compare(string(a.CapacityType), string(b.CapacityType)))
 	})
 	n := min(len(offs), maxOfferings)
 	return offs[:n:n]
@@ -373,7 +379,13 @@ func allowedOfferings(offs []nodeplan.Offering, it *nodeplan.InstanceType, where
 // eviction amounts, floored at zero, in exact quantity arithmetic before the one conversion to
 // milli-units, so the amounts are those of Allocatable to the last unit.
 func (d *dims) capacityInto(capacity, alloc vec, it *nodeplan.InstanceType) {
-	over := [...]corev1.ResourceList{it.Overhead.KubeReserved, it.Overhead.SystemReserved, it.Overhead.EvictionThreshold}
+	var lists [3]corev1.ResourceList
+	over := lists[:0] // the overhead's lists that say something (a catalog's types mostly have one)
+	for _, o := range [...]corev1.ResourceList{it.Overhead.KubeReserved, it.Overhead.SystemReserved, it.Overhead.EvictionThreshold} {
+		if len(o) > 0 {
+			over = append(over, o)
+		}
+	}
 	for i, n := range d.names { // every capacity name is a dimension (addInputDims)
 		q, ok := it.Capacity[n]
 		if !ok {
