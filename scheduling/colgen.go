@@ -410,9 +410,10 @@ func (c *colGen) worth(pat *pattern, w []float64) float64 {
 // price searches the families, most promising first, with a small search budget and the few
 // most promising items each, for up to cgColumns improving columns. When that finds none, a
 // small LP gets a round at full effort (every item, the larger budget) before it is called
-// solved, on the families the first searches did not settle (not a share LP past its budget
-// or over its pool's limit: see columnGeneration); the final bound is computed at full effort anyway. The searches look only for columns that improve the LP (worth more than
-// their node's price): one that cannot is pruned at its bound, not searched to its budget.
+// solved, on the families the first searches did not settle (not always: see
+// skipsFullRound); the final bound is computed at full effort anyway. The searches look only
+// for columns that improve the LP (worth more than their node's price): one that cannot is
+// pruned at its bound, not searched to its budget.
 func (c *colGen) price() []pattern {
 	c.sortFamilies()
 	var found []pattern
@@ -437,7 +438,7 @@ func (c *colGen) price() []pattern {
 	if len(found) > 0 || len(c.rows) > bothBounds {
 		return found
 	}
-	if c.share && (c.ks.Work >= c.budget || c.overLimit()) {
+	if c.skipsFullRound() {
 		c.quickOnly = true
 		return found
 	}
@@ -647,10 +648,31 @@ func (c *colGen) solution() (basis []pattern, lambda []float64) {
 	return basis, lambda
 }
 
+// skipsFullRound reports whether a round whose quick searches found nothing ends the LP,
+// unconverged, without a full-effort round: in a share LP past its budget or over a pool's
+// limit (see columnGeneration), and in the plan's LP past its budget when its bound is to be
+// proved again with the limits priced (limitedBound). That LP and the pools' share LPs start
+// from this one's columns and run their own rounds, and where a limit binds the priced bound
+// stands in for this one's: on spot-od-limit-1500 it is three times the plan LP's, whose last
+// 4 full-effort rounds were half its work (the priced bound fell 0.5%, cost/LB 1.032 → 1.037).
+func (c *colGen) skipsFullRound() bool {
+	switch {
+	case c.share:
+		return c.ks.Work >= c.budget || c.overLimit()
+	case c.p.priceAdj != nil || c.p.prefs.relaxTopology || c.p.in.Options.SkipLowerBound || c.p.noProof:
+		return false
+	}
+	if c.ks.Work < c.budget || !c.overLimit() {
+		return false
+	}
+	basis, lambda := c.solution()
+	return c.p.limitPrices(cgResult{basis: basis, lambda: lambda}, c.counts) != nil
+}
+
 // overLimit reports whether the master's solution takes more of a limited resource of a pool
 // than the pool has room for. A share LP's packers then take only the part of its solution
 // the limit allows (on spot-od-limit-1500, a spot pool's 200 cpu of a solution over 1,000),
-// and its full-effort rounds bought precision the limit throws away (see price).
+// and its full-effort rounds bought precision the limit throws away (see skipsFullRound).
 func (c *colGen) overLimit() bool {
 	basis, lambda := c.solution()
 	use := c.p.limitUse(cgResult{basis: basis, lambda: lambda})
