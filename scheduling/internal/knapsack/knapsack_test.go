@@ -435,3 +435,51 @@ func TestSelectItemsIsSelectBySort(t *testing.T) {
 		}
 	})
 }
+
+// TestUnusedResourcesChangeNothing: resources no item requests (inserted anywhere, of any
+// capacity not below 0) change no answer — the search lays out only the resources some item
+// requests — nor the work but for the Lagrangian's set-up (Tight), counted per resource.
+func TestUnusedResourcesChangeNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := drawCapped(t)
+		q := &Problem{CapLimits: p.CapLimits, Capacity: slices.Clone(p.Capacity)}
+		for j := range p.Items {
+			it := p.Items[j]
+			it.Req = slices.Clone(it.Req)
+			q.Items = append(q.Items, it)
+		}
+		for x := range rapid.IntRange(1, 3).Draw(t, "unused") {
+			at := rapid.IntRange(0, len(q.Capacity)).Draw(t, fmt.Sprintf("at-%d", x))
+			c := int64(rapid.IntRange(0, 1<<20).Draw(t, fmt.Sprintf("capacity-%d", x)))
+			q.Capacity = slices.Insert(q.Capacity, at, c)
+			for j := range q.Items {
+				q.Items[j].Req = slices.Insert(q.Items[j].Req, at, 0)
+			}
+		}
+		budget := rapid.IntRange(0, 3000).Draw(t, "budget")
+		target := float64(rapid.IntRange(0, 40).Draw(t, "target")) / 8
+		tight := rapid.Bool().Draw(t, "tight")
+		topK := rapid.IntRange(0, 3).Draw(t, "topK")
+		type answer struct {
+			Solve, Search        []Pick
+			V, U, SV, Bound, Ref float64
+			Proved               bool
+			Work                 int
+		}
+		run := func(p *Problem) answer {
+			s := Solver{Tight: tight}
+			var a answer
+			a.Solve, a.V, a.U = s.Solve(p, budget, topK)
+			a.Search, a.SV, a.Proved = s.Search(p, budget, topK, target)
+			a.Bound = s.Bound(p)
+			a.Ref, _ = s.Refine(p)
+			if !tight {
+				a.Work = s.Work
+			}
+			return a
+		}
+		if diff := cmp.Diff(run(p), run(q)); diff != "" {
+			t.Fatalf("with unused resources (-without +with):\n%s", diff)
+		}
+	})
+}
