@@ -19,10 +19,14 @@ import (
 // the same values for every label some selector looks at. A group of 5,000 replicas costs the
 // solver about what one pod costs.
 type group struct {
-	id   int
-	rep  *corev1.Pod
-	pods []*corev1.Pod // sorted by key
-	keys []string      // pod keys, sorted
+	id int
+	// origin is the index in the build's base grouping of the group this one was split from (or
+	// is): its subgroups share its pods' labels, node selection, tolerations and constraints, so
+	// what depends only on those is worked out once per origin (spreadFam.rels).
+	origin int
+	rep    *corev1.Pod
+	pods   []*corev1.Pod // sorted by key
+	keys   []string      // pod keys, sorted
 
 	req vec // requests per pod (nodeplan.PodRequests), milli-units
 	// alts are the alternatives the pod accepts: nodeSelector ∩ one required node-affinity term

@@ -333,7 +333,7 @@ func pinApart(groups []*group, pins map[string]string) []*group {
 func copyGroups(base []*group) []*group {
 	out := make([]*group, len(base))
 	for i, g := range base {
-		out[i] = &group{id: g.id, rep: g.rep, pods: g.pods, keys: g.keys}
+		out[i] = &group{id: g.id, origin: i, rep: g.rep, pods: g.pods, keys: g.keys}
 	}
 	return out
 }

@@ -59,7 +59,20 @@ type spreadFam struct {
 	// carrier.
 	lo, hi map[string]int
 	held   map[string]bool
+	// rels[o] is what the family makes of the pods of the groups of origin o (relation): every
+	// split and check asks it of every group, for every family.
+	rels []famRel
 }
+
+// famRel is whether a group carries a family, and how the family counts its pods, packed: 0
+// until worked out, then famRelKnown, famRelCarrier if it carries, and the countKind above.
+type famRel uint8
+
+const (
+	famRelKnown     famRel = 1
+	famRelCarrier   famRel = 2
+	famRelKindShift        = 2 // where the countKind starts
+)
 
 // spreadPart is a group pinned to one domain of a spread: a carrier, and/or one whose pods
 // count (surely, or maybe).
@@ -99,16 +112,41 @@ func (p *problem) spreadFamilies(topo map[*group]groupTopo) []*spreadFam {
 
 // carries reports whether g carries f.
 func (p *problem) carries(g *group, f *spreadFam) bool {
-	return slices.Contains(p.topo[g].spreadSigs, f.sig)
+	return p.relation(g, f)&famRelCarrier != 0
 }
 
-// counts says whether f counts g's pods: not when the selector does not match them; surely when
-// every node g may land on is one f's counted nodes include; maybe otherwise.
+// counts says whether f counts g's pods: not when the selector does not match them (so
+// counts(g, f) != countNone is whether the selector matches them); surely when every node g may
+// land on is one f's counted nodes include; maybe otherwise.
 func (p *problem) counts(g *group, f *spreadFam) countKind {
+	return countKind(p.relation(g, f) >> famRelKindShift)
+}
+
+// relation is f.rels for g, worked out on first asking: it depends only on g's pods' labels,
+// node selection, tolerations and constraints, which g's origin fixes.
+func (p *problem) relation(g *group, f *spreadFam) famRel {
+	if f.rels == nil {
+		f.rels = make([]famRel, len(p.base))
+	}
+	r := f.rels[g.origin]
+	if r == 0 {
+		r = famRelKnown
+		carrier := slices.Contains(p.topo[g].spreadSigs, f.sig)
+		if carrier {
+			r |= famRelCarrier
+		}
+		r |= famRel(p.countsOf(g, f, carrier)) << famRelKindShift
+		f.rels[g.origin] = r
+	}
+	return r
+}
+
+// countsOf is counts, worked out; carrier says whether g carries f.
+func (p *problem) countsOf(g *group, f *spreadFam, carrier bool) countKind {
 	if !f.s.term.matches(g.rep) {
 		return countNone
 	}
-	if p.carries(g, f) {
+	if carrier {
 		return countSure // carriers share the node selection that decides the counted nodes
 	}
 	r := f.rep
@@ -623,7 +661,7 @@ func (p *problem) relaxedSpreadCap(f *spreadFam, running []existingPod) {
 				doms[v] = true
 			}
 		}
-		if f.s.term.matches(g.rep) {
+		if p.counts(g, f) != countNone {
 			n += len(g.pods)
 		}
 	}
@@ -650,7 +688,7 @@ func (p *problem) relaxedSpreadCap(f *spreadFam, running []existingPod) {
 	}
 	c := &nodeCap{limit: int64(m)}
 	for _, g := range members {
-		if f.s.term.matches(g.rep) {
+		if p.counts(g, f) != countNone {
 			c.members = append(c.members, g)
 			g.caps = append(g.caps, c)
 		}

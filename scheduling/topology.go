@@ -431,7 +431,7 @@ func (p *problem) applyHostnameSpread(f *spreadFam, counted []existingPod) {
 		switch {
 		case p.carries(g, f):
 			carriers = append(carriers, g)
-		case f.s.term.matches(g.rep):
+		case p.counts(g, f) != countNone:
 			others = append(others, g)
 		}
 	}
@@ -451,7 +451,7 @@ func (p *problem) applyHostnameSpread(f *spreadFam, counted []existingPod) {
 				p.conflict(g, h)
 			}
 		}
-		if f.s.term.matches(g.rep) {
+		if p.counts(g, f) != countNone {
 			c.members = append(c.members, g)
 			g.caps = append(g.caps, c)
 			continue
