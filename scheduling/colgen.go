@@ -199,11 +199,13 @@ type colGen struct {
 // price) starts near its optimum instead of from single-group patterns.
 //
 // share marks a pool's share LP (packNewNodes): only its pod values and basis are read, for
-// that pool's packers, and it starts from the plan's columns, so once its budget is spent, or
-// its solution exceeds its pool's limit (overLimit), it stops at the first round its quick
-// searches find nothing in. The full-effort round it then skips served only to call the LP
-// converged: on spot-od-limit-1500 the on-demand pool's LP ran 6 of them (~40% of its work),
-// the spot pool's 2 (~80%), for a plan no cheaper.
+// that pool's packers, so it proves no bound (θ and Farley's bound at two sets of duals were
+// a tenth of such an LP's work, and no suite plan moved without them); and it starts from
+// the plan's columns, so once its budget is spent, or its solution exceeds its pool's limit
+// (overLimit), it stops at the first round its quick searches find nothing in. The
+// full-effort round it then skips served only to call the LP converged: on
+// spot-od-limit-1500 the on-demand pool's LP ran 6 of them (~40% of its work), the spot
+// pool's 2 (~80%), for a plan no cheaper.
 func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []pattern, share bool) cgResult {
 	cls := p.lpClasses()
 	lpCounts, merged := classCounts(cls, counts)
@@ -217,7 +219,8 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []patt
 		return cgResult{values: make([]float64, len(p.groups))}
 	}
 	c.share = share
-	prove := !p.in.Options.SkipLowerBound && !p.noProof
+	// A share LP's bound is never read: its values are its duals, unscaled by θ.
+	prove := !p.in.Options.SkipLowerBound && !p.noProof && !share
 	if prove && p.prefs.relaxTopology {
 		c.tail = newProofTail()
 	}
