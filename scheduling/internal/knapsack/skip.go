@@ -25,16 +25,18 @@ import "math"
 // over: their values fall with c, so none is a new best (a visit sets the best value to at
 // least the child's value, less 1e-15), and a pruned child never checks the budget.
 //
-// One point is enough where G rises with c. Fewer copies of item i leave more room, which the
-// fill spends at no more than its stop density λ, the value per weight of the first item it
-// did not take whole (0 when it took them all): fill(R(c) + Δ) ≤ fill(R(c)) + Δ·λ. So
+// One point is enough, too. Fewer copies of item i leave more room, which the fill spends at
+// no more than its stop density λ, the value per weight of the first item it did not take
+// whole (0 when it took them all): fill(R(c) + Δ) ≤ fill(R(c)) + Δ·λ. So
 //
-//	G(c') ≤ G(c) − (c − c')·w_i·(v_i/w_i − λ)   for every c' < c,
+//	G(c') ≤ G(c) + (c − c')·(w_i·λ − v_i)   for every c' < c:
 //
-// and when item i is at least as dense as λ (or weightless) no fewer copies beat G(c). In
-// floating point the fill may take whole an item the exact one takes a rounding short of
-// whole, and stop one item later: at most that rounding short of room is spent at a greater
-// density, which the margin covers as well (surelyPruned allows a third m).
+// the tangent at c, never above the line through an earlier count (G is concave), and known
+// at the first pruned count. Where item i is at least as dense as λ (or weightless) no fewer
+// copies beat G(c). In floating point the fill may take whole an item the exact one takes a
+// rounding short of whole, and stop one item later: at most that rounding short of room is
+// spent at a greater density, which the margin covers as well (surelyPruned allows a third
+// m for the tangent).
 //
 // It holds without shared caps (the capped bound is not a fractional knapsack), for counts,
 // requests, rooms and values that are not negative (see mayCount).
@@ -48,12 +50,6 @@ const marginScale = 1e-9
 // partial set.
 func (k *Solver) surelyPruned(i int, c, low int64, s int, c1 int64, at1, at, stop float64) int64 {
 	sg := &k.surr[s]
-	// G rises with c where item i is at least as dense as the stop (a product, not the
-	// quotient: the comparison's rounding is far below the margin too).
-	rises := sg.w[i] <= 0 || k.items[i].v >= stop*sg.w[i]
-	if !rises && c1 < 0 {
-		return 0
-	}
 	best := max(k.bestV*(1+1e-12), k.target)
 	// The room is greatest with no copy of item i: the rounding scale of every count's bound.
 	req := k.reqOf(i)
@@ -67,25 +63,29 @@ func (k *Solver) surelyPruned(i int, c, low int64, s int, c1 int64, at1, at, sto
 	if !(head > 0) {
 		return 0
 	}
-	if rises && head >= m {
-		return c - low // one point is enough
+	// One point: each count fewer adds at most w_i·stop − v_i (the product's rounding is far
+	// below the margin too); where that is not above 0, G rises with c.
+	n := 0.0
+	if tan := sg.w[i]*stop - k.items[i].v; tan <= 0 {
+		if head >= m {
+			return c - low
+		}
+	} else if tan > 0 {
+		n = (head - m) / tan
 	}
-	if c1 < 0 {
-		return 0
-	}
-	slope := (at - at1 + 2*m) / float64(c1-c)
-	if math.IsNaN(slope) {
-		return 0
-	}
-	if slope <= 0 {
-		return c - low
+	if c1 >= 0 {
+		if slope := (at - at1 + 2*m) / float64(c1-c); slope <= 0 {
+			return c - low
+		} else if slope > 0 {
+			n = max(n, head/slope)
+		}
 	}
 	// (1 − 1e-12): a quotient rounded up to a whole number does not count one too many.
-	n := head / slope * (1 - 1e-12)
+	n *= 1 - 1e-12
 	if n >= float64(c-low) {
 		return c - low
 	}
-	return int64(n)
+	return int64(max(n, 0))
 }
 
 // mayCount reports whether surelyPruned's reasoning holds for the loaded problem: no shared
