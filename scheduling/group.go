@@ -20,6 +20,10 @@ import (
 // solver about what one pod costs.
 type group struct {
 	id int
+	// constraints encode the pods' affinity and spread constraints exactly (the last field of
+	// their group key): groups of one namespace with equal constraints parse them alike, unless
+	// matchLabelKeys read the pods' labels (parseGroups).
+	constraints string
 	// origin is the index in the build's base grouping of the group this one was split from (or
 	// is): its subgroups share its pods' labels, node selection, tolerations and constraints, so
 	// what depends only on those is worked out once per origin (spreadFam.rels).
@@ -98,8 +102,9 @@ func groupPods(pods []*corev1.Pod, selectorKeys []string, volumeZones map[string
 		gi, ok := byKey[string(enc)]
 		if !ok {
 			gi = len(groups)
-			groups, sizes = append(groups, &group{}), append(sizes, 0)
-			byKey[string(enc)] = gi
+			key := string(enc)
+			groups, sizes = append(groups, &group{constraints: key[k.topoAt:]}), append(sizes, 0)
+			byKey[key] = gi
 		}
 		of[i] = gi
 		sizes[gi]++
@@ -184,6 +189,8 @@ type groupKeyer struct {
 	buf    []byte
 	names  []corev1.ResourceName
 	labels []string
+	// topoAt is where the last key's affinity and spread constraints start (its last field).
+	topoAt int
 }
 
 // key returns an exact, canonical encoding of what the solver reads from a pending pod: its
@@ -209,6 +216,7 @@ func (k *groupKeyer) key(p *corev1.Pod, selectorKeys []string, vz []string, tain
 	b = k.appendPlacement(b, p, taints)
 	b = appendPortsAndVolumes(b, p, vz)
 	b = append(b, 'A')
+	k.topoAt = len(b)
 	b = appendTopologyEncoding(b, p)
 	k.buf = b
 	return b

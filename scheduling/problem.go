@@ -313,7 +313,7 @@ func pinApart(groups []*group, pins map[string]string) []*group {
 			pin := pins[k]
 			sub := byPin[pin]
 			if sub == nil {
-				sub = &group{rep: g.pods[i]}
+				sub = &group{rep: g.pods[i], constraints: g.constraints}
 				byPin[pin] = sub
 			}
 			sub.pods = append(sub.pods, g.pods[i])
@@ -333,7 +333,7 @@ func pinApart(groups []*group, pins map[string]string) []*group {
 func copyGroups(base []*group) []*group {
 	out := make([]*group, len(base))
 	for i, g := range base {
-		out[i] = &group{id: g.id, origin: i, rep: g.rep, pods: g.pods, keys: g.keys}
+		out[i] = &group{id: g.id, origin: i, rep: g.rep, pods: g.pods, keys: g.keys, constraints: g.constraints}
 	}
 	return out
 }

@@ -144,16 +144,44 @@ func (p *problem) parseGroups(nsLabels map[string]map[string]string, from *build
 		return any, nil
 	}
 	p.facts.topos = make([]groupTopo, len(p.groups))
+	// Groups that differ only in what the constraints do not read (requests, labels no
+	// matchLabelKeys names) parse them alike: each distinct set is parsed once.
+	type constraintsOf struct{ namespace, constraints string }
+	parsed := map[constraintsOf]groupTopo{}
 	for i, g := range p.groups {
-		t, err := p.parseTopology(g, nsLabels)
-		if err != nil {
-			return false, &InputError{Object: "pod " + g.keys[0], Err: err}
+		c := constraintsOf{g.rep.Namespace, g.constraints}
+		t, seen := parsed[c]
+		if seen && g.constraints != "" { // none: nothing to parse, or a group not from groupPods
+			for _, k := range t.needKeys {
+				needKey(g, k)
+			}
+		} else {
+			var err error
+			if t, err = p.parseTopology(g, nsLabels); err != nil {
+				return false, &InputError{Object: "pod " + g.keys[0], Err: err}
+			}
+			if g.constraints != "" && !readsLabels(g.rep) {
+				parsed[c] = t
+			}
 		}
 		p.topo[g] = t
 		p.facts.topos[i] = t
 		any = any || len(t.spreads)+len(t.anti)+len(t.affinity) > 0
 	}
 	return any, nil
+}
+
+// readsLabels reports whether the pod's constraints read its own labels (matchLabelKeys,
+// mismatchLabelKeys): then they parse differently for pods that differ in those labels.
+func readsLabels(pod *corev1.Pod) bool {
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if len(c.MatchLabelKeys) > 0 {
+			return true
+		}
+	}
+	return slices.ContainsFunc(nodeplan.PodAffinityTerms(pod), func(t nodeplan.PodAffinityTerm) bool {
+		return len(t.MatchLabelKeys)+len(t.MismatchLabelKeys) > 0
+	})
 }
 
 // podTerms parses owner's required terms of one kind (anti-affinity or affinity), in order, then,
