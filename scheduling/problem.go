@@ -3,7 +3,6 @@ package scheduling
 import (
 	"fmt"
 	"maps"
-	"math/bits"
 	"slices"
 	"strconv"
 
@@ -548,39 +547,33 @@ type fitSource struct {
 // fillFits fills every shape's fit list with the groups in order (their ids; nil: by id), each
 // list holding a group once and in the order given: filling them again in another order is
 // sorting them, in time linear in the entries. Each list has room for exactly its entries
-// (buildFits), so they are written in place.
+// (buildFits), so they are written in place, one list after another: group by group, the
+// writes went to every list at once, and on the drawn mix that was half of building the fits.
 func (p *problem) fillFits(order []int) {
-	lists := p.byShape
-	n := make([]int32, len(lists))
-	for s := range lists {
-		lists[s] = lists[s][:cap(lists[s])]
-	}
-	for i := range p.groups {
-		gi := i
-		if order != nil {
-			gi = order[i]
-		}
-		for _, pl := range p.pools {
-			fits := p.fitSrc.fitsOf[pl.idx][gi]
-			if fits == nil {
-				continue
-			}
-			words := (len(pl.shapes) + 63) / 64
-			for w, m := range p.fitSrc.marks[pl.idx][gi*words : (gi+1)*words] {
-				if m != 0 {
-					p.poolOK[gi][pl.idx] = true
+	for _, pl := range p.pools {
+		words := (len(pl.shapes) + 63) / 64
+		marks, fitsOf := p.fitSrc.marks[pl.idx], p.fitSrc.fitsOf[pl.idx]
+		for i, s := range pl.shapes {
+			list := p.byShape[s.idx][:cap(p.byShape[s.idx])]
+			n, w, bit := 0, i/64, uint64(1)<<uint(i%64)
+			for k := range p.groups {
+				gi := k
+				if order != nil {
+					gi = order[k]
 				}
-				for ; m != 0; m &= m - 1 {
-					i := w*64 + bits.TrailingZeros64(m)
-					s := pl.shapes[i].idx
-					lists[s][n[s]] = fitEntry{g: int32(gi), mask: fits[i].mask, alt: int32(fits[i].alt)}
-					n[s]++
+				if marks[gi*words+w]&bit != 0 {
+					f := fitsOf[gi][i]
+					list[n] = fitEntry{g: int32(gi), mask: f.mask, alt: int32(f.alt)}
+					n++
 				}
 			}
+			p.byShape[s.idx] = list[:n]
 		}
-	}
-	for s := range lists {
-		lists[s] = lists[s][:n[s]]
+		for gi := range p.groups {
+			if slices.ContainsFunc(marks[gi*words:(gi+1)*words], func(m uint64) bool { return m != 0 }) {
+				p.poolOK[gi][pl.idx] = true
+			}
+		}
 	}
 }
 
