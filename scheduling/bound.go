@@ -13,12 +13,20 @@ import (
 // there, and at most its free capacity times the best value per unit of each resource that
 // every such pod needs; the smaller of the two is subtracted.
 func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
-	cg := p.columnGeneration(counts, p.shapes, nil, false)
 	if p.in.Options.SkipLowerBound || p.noProof {
-		return 0, cg
+		return 0, p.columnGeneration(counts, p.shapes, nil, planLP)
 	}
+	// limitedBound follows wherever the LP's final solution exceeds a limit limitPrices prices
+	// (below): the LP is told so (repricedLP), and past its budget it stops early there. Not the
+	// relaxed problem's LP, a bound-only LP stopped by its own rule (proofTail): the early stop
+	// was measured only on the plan's LP.
+	role := repricedLP
+	if p.prefs.relaxTopology {
+		role = planLP
+	}
+	cg := p.columnGeneration(counts, p.shapes, nil, role)
 	total := max(p.minusBins(cg.lb, cg.values, counts), 0)
-	if w := p.limitPrices(cg, counts); w != nil {
+	if w := p.limitPrices(p.limitUse(cg), counts); w != nil {
 		lb, cols := p.limitedBound(counts, w, cg.columns)
 		total = max(total, lb)
 		// The priced LP's columns seed the pools' LPs too (packNewNodes): where a limit binds,
@@ -119,12 +127,11 @@ func (k *pricer) binBound(b *bin, admitted []*group, values []float64, counts []
 // a bound too. limitPrices picks w, limitedBound proves it.
 
 // limitPrices returns a price per unit of each limited resource of each pool (by pool idx)
-// whose limit the LP solution cg exceeds: what the pods the pool could take cost more, per
+// whose limit an LP solution exceeds (use: its limitUse): what the pods the pool could take cost more, per
 // unit of the resource, on their cheapest node elsewhere (where the overflow must go) than
 // on their cheapest node in the pool — averaged over those pods, shared among the pool's
 // limited resources. It returns nil when no limit binds or nothing elsewhere is dearer.
-func (p *problem) limitPrices(cg cgResult, counts []int64) [][]float64 {
-	use := p.limitUse(cg)
+func (p *problem) limitPrices(use [][]float64, counts []int64) [][]float64 {
 	perPod := p.perPodCosts()
 	w := make([][]float64, len(p.pools))
 	any := false
@@ -136,8 +143,8 @@ func (p *problem) limitPrices(cg cgResult, counts []int64) [][]float64 {
 				n++
 			}
 		}
-		for d, lim := range pl.limited {
-			if !lim || use[pl.idx][d] <= pl.room(d)*(1+1e-9) {
+		for d := range pl.limited {
+			if !pl.exceeds(use[pl.idx], d) {
 				continue
 			}
 			gap, amount := 0.0, 0.0
@@ -212,6 +219,12 @@ func (p *problem) limitUse(cg cgResult) [][]float64 {
 // room is how much of limited resource d new nodes of the pool may take.
 func (pl *pool) room(d int) float64 { return float64(max(pl.limit[d]-pl.used0[d], 0)) }
 
+// exceeds reports whether use (the pool's row of limitUse) takes more of resource d than the
+// pool has room for, when d is limited (beyond a relative 1e-9: the LP's rounding).
+func (pl *pool) exceeds(use []float64, d int) bool {
+	return pl.limited[d] && use[d] > pl.room(d)*(1+1e-9)
+}
+
 // limitedBound proves the bound with the limits priced at w (see above), starting from the
 // columns of the unpriced LP (seeds); it returns the bound and its LP's columns.
 func (p *problem) limitedBound(counts []int64, w [][]float64, seeds []pattern) (float64, []pattern) {
@@ -221,7 +234,7 @@ func (p *problem) limitedBound(counts []int64, w [][]float64, seeds []pattern) (
 			p.priceAdj[s.idx] += x * float64(s.capacity[d])
 		}
 	}
-	cg := p.columnGeneration(counts, p.shapes, seeds, false)
+	cg := p.columnGeneration(counts, p.shapes, seeds, planLP)
 	p.priceAdj = nil
 	total := cg.lb
 	for _, pl := range p.pools {

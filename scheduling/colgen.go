@@ -182,12 +182,35 @@ type colGen struct {
 	tail *proofTail
 	// thetaFam is the family whose bound (or pattern) set the last theta's θ (-1: none).
 	thetaFam int
-	// share: the LP prices one pool's share of the pods for its packers (packNewNodes), from
-	// the plan's columns; once its budget is spent or its solution exceeds a pool's limit
-	// (overLimit), a round the quick searches find nothing in ends it, unconverged
-	// (quickOnly), without the full-effort round (see price).
-	share, quickOnly bool
+	// role is what the LP is for (see lpRole); groupCounts are the caller's counts, per group
+	// where the LP's rows are classes (what lowerBound prices the limits on).
+	role        lpRole
+	groupCounts []int64
+	// quickOnly is set when a round whose quick searches found nothing ended the LP without
+	// the full-effort round (skipsFullRound: a share LP past its budget or over a pool's limit,
+	// a repriced plan LP past its budget over a limit limitPrices prices): the LP stopped
+	// unconverged.
+	quickOnly bool
 }
+
+// lpRole says what a column generation is for, and so what it may leave out: a caller names it
+// at the call (planLP, repricedLP, shareLP).
+type lpRole int
+
+const (
+	// planLP is an LP over every pool whose bound, where one is proved, stands as it is, and
+	// which runs to convergence or its budget: limitedBound's priced LP, the relaxed problem's
+	// LP, and the plan's LP where no bound is proved.
+	planLP lpRole = iota
+	// repricedLP is the plan's LP whose bound lowerBound proves again, with the limits priced
+	// (limitedBound), wherever its final solution exceeds a limit limitPrices prices; past its
+	// budget and over such a limit it skips the full-effort round (see skipsFullRound).
+	repricedLP
+	// shareLP prices one pool's share of the pods for its packers (packNewNodes), from the
+	// plan's columns: it proves no bound and, once its budget is spent or its solution exceeds
+	// a pool's limit, skips the full-effort round (see columnGeneration and skipsFullRound).
+	shareLP
+)
 
 // columnGeneration solves the configuration LP for the groups with counts > 0 over the given
 // shapes: the patterns and node counts of its (fractional) solution, the pod values it
@@ -198,7 +221,7 @@ type colGen struct {
 // little from one already solved (one pool's share of the pods, prices raised by a limit's
 // price) starts near its optimum instead of from single-group patterns.
 //
-// share marks a pool's share LP (packNewNodes): only its pod values and basis are read, for
+// role shareLP marks a pool's share LP (packNewNodes): only its pod values and basis are read, for
 // that pool's packers, so it proves no bound (θ and Farley's bound at two sets of duals were
 // a tenth of such an LP's work, and no suite plan moved without them); and it starts from
 // the plan's columns, so once its budget is spent, or its solution exceeds its pool's limit
@@ -206,7 +229,7 @@ type colGen struct {
 // full-effort round it then skips served only to call the LP converged: on
 // spot-od-limit-1500 the on-demand pool's LP ran 6 of them (~40% of its work), the spot
 // pool's 2 (~80%), for a plan no cheaper.
-func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []pattern, share bool) cgResult {
+func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []pattern, role lpRole) cgResult {
 	cls := p.lpClasses()
 	lpCounts, merged := classCounts(cls, counts)
 	if !merged {
@@ -218,9 +241,9 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []patt
 	if c == nil {
 		return cgResult{values: make([]float64, len(p.groups))}
 	}
-	c.share = share
+	c.role, c.groupCounts = role, counts
 	// A share LP's bound is never read: its values are its duals, unscaled by θ.
-	prove := !p.in.Options.SkipLowerBound && !p.noProof && !share
+	prove := !p.in.Options.SkipLowerBound && !p.noProof && role != shareLP
 	if prove && p.prefs.relaxTopology {
 		c.tail = newProofTail()
 	}
@@ -653,35 +676,38 @@ func (c *colGen) solution() (basis []pattern, lambda []float64) {
 
 // skipsFullRound reports whether a round whose quick searches found nothing ends the LP,
 // unconverged, without a full-effort round: in a share LP past its budget or over a pool's
-// limit (see columnGeneration), and in the plan's LP past its budget when its bound is to be
-// proved again with the limits priced (limitedBound). That LP and the pools' share LPs start
-// from this one's columns and run their own rounds, and where a limit binds the priced bound
-// stands in for this one's: on spot-od-limit-1500 it is three times the plan LP's, whose last
-// 4 full-effort rounds were half its work (the priced bound fell 0.5%, cost/LB 1.032 → 1.037).
+// limit (see columnGeneration), and in the repriced plan LP past its budget when its bound is
+// to be proved again with the limits priced (limitedBound: limitPrices prices a limit its
+// solution exceeds, the rule lowerBound applies to its final solution). That LP and the pools'
+// share LPs start from this one's columns and run their own rounds, and where a limit binds
+// the priced bound stands in for this one's: on spot-od-limit-1500 it is three times the plan
+// LP's, whose last 4 full-effort rounds were half its work (the priced bound fell 0.5%,
+// cost/LB 1.032 → 1.037).
 func (c *colGen) skipsFullRound() bool {
-	switch {
-	case c.share:
-		return c.ks.Work >= c.budget || c.overLimit()
-	case c.p.priceAdj != nil || c.p.prefs.relaxTopology || c.p.in.Options.SkipLowerBound || c.p.noProof:
-		return false
+	switch c.role {
+	case shareLP:
+		return c.ks.Work >= c.budget || c.p.overLimit(c.limitUse())
+	case repricedLP:
+		// limitPrices prices only limits the solution exceeds: nil unless overLimit.
+		return c.ks.Work >= c.budget && c.p.limitPrices(c.limitUse(), c.groupCounts) != nil
 	}
-	if c.ks.Work < c.budget || !c.overLimit() {
-		return false
-	}
-	basis, lambda := c.solution()
-	return c.p.limitPrices(cgResult{basis: basis, lambda: lambda}, c.counts) != nil
+	return false
 }
 
-// overLimit reports whether the master's solution takes more of a limited resource of a pool
-// than the pool has room for. A share LP's packers then take only the part of its solution
-// the limit allows (on spot-od-limit-1500, a spot pool's 200 cpu of a solution over 1,000),
-// and its full-effort rounds bought precision the limit throws away (see skipsFullRound).
-func (c *colGen) overLimit() bool {
+// limitUse is problem.limitUse of the master's solution.
+func (c *colGen) limitUse() [][]float64 {
 	basis, lambda := c.solution()
-	use := c.p.limitUse(cgResult{basis: basis, lambda: lambda})
-	for _, pl := range c.p.pools {
-		for d, lim := range pl.limited {
-			if lim && use[pl.idx][d] > pl.room(d)*(1+1e-9) {
+	return c.p.limitUse(cgResult{basis: basis, lambda: lambda})
+}
+
+// overLimit reports whether use (limitUse) takes more of a limited resource of a pool than the
+// pool has room for. A share LP's packers then take only the part of its solution the limit
+// allows (on spot-od-limit-1500, a spot pool's 200 cpu of a solution over 1,000), and its
+// full-effort rounds bought precision the limit throws away (see skipsFullRound).
+func (p *problem) overLimit(use [][]float64) bool {
+	for _, pl := range p.pools {
+		for d := range pl.limited {
+			if pl.exceeds(use[pl.idx], d) {
 				return true
 			}
 		}

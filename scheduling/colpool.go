@@ -18,9 +18,10 @@ import (
 // any of its patterns can.
 //
 // A deferred search's work is not counted unless it runs. Where the count decides when the LP
-// stops (after its guaranteed rounds, or a bound-only LP's stopping rule) an LP that defers
-// may so run a round further than it would have; elsewhere it enters the same columns, in the
-// same order, as if every search had run. Searches were first deferred only once the budget
+// stops (after its guaranteed rounds, or a bound-only LP's stopping rule) or whether it skips
+// the full-effort round (skipsFullRound: past its budget), an LP that defers may so run one
+// more round, or a full-effort round it would have skipped; elsewhere it enters the same
+// columns, in the same order, as if every search had run. Searches were first deferred only once the budget
 // was spent, which kept that exact everywhere; deferring from the first round spares a fifth
 // of spot-od-limit-1500's quick searches more (a third of its priced LP's), and moved no
 // result of the suite or of schedulingtest's 1,600 generated inputs.

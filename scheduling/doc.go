@@ -39,22 +39,22 @@
 // rounds, 6 to 10 on an LP of more than 100 rows: see colgen.go), so a plan does not depend on
 // the machine. On those large LPs (about a group per pod, as in Karpenter's benchmark mix drawn
 // its way) a round searches at most 8 families once one has an improving pattern; the
-// limit-priced LP starts from the columns of
-// the LP over every pool, and a pool's own LP from those of both. A pool's own LP, whose pod
-// values only its packers read, proves no bound and, once its budget is spent or its solution
-// exceeds the pool's limit, ends at the first round its quick searches find nothing in, without
-// the round at full effort; so does the LP over every pool past its budget where a binding limit
-// has the limit-priced LP prove the bound. Four things keep the rounds cheap: an instance type is
-// dropped when another of the pool is as large, no dearer in every zone and capacity type, and
-// takes the same pods (most of a real catalog: c5, c6i, c7i… of one size); each family's last
-// pattern is re-priced before any search; a family whose LP relaxation shows no pattern beats
-// its node's price is not searched (its search is deferred until its pattern could enter, so
-// the rounds enter the same columns); and the dual values are updated by every pivot rather
-// than recomputed. Where every group may share a node with every other, the LP
-// converges well within the budget. Where per-node caps abound (Karpenter's benchmark mix, where hostname spread
-// and anti-affinity allow one pod of a deployment per node) the LP is highly degenerate and
-// converges slowly: the budget stops it, the pods are valued at the average dual values of the
-// search (which swing less than the last ones), and the local search does the rest.
+// limit-priced LP starts from the columns of the LP over every pool, and a pool's own LP from
+// those of both. A pool's own LP, whose pod values only its packers read, proves no bound and,
+// once its budget is spent or its solution exceeds the pool's limit, ends at the first round
+// its quick searches find nothing in, without the round at full effort; so does the LP over
+// every pool past its budget where a binding limit has the limit-priced LP prove the bound.
+// Four things keep the rounds cheap: an instance type is dropped when another of the pool is as
+// large, no dearer in every zone and capacity type, and takes the same pods (most of a real
+// catalog: c5, c6i, c7i… of one size); each family's last pattern is re-priced before any
+// search; a family whose LP relaxation shows no pattern beats its node's price is not searched
+// (its search is deferred until its pattern could enter, so the rounds enter the same columns);
+// and the dual values are updated by every pivot rather than recomputed. Where every group may
+// share a node with every other, the LP converges well within the budget. Where per-node caps
+// abound (Karpenter's benchmark mix, where hostname spread and anti-affinity allow one pod of a
+// deployment per node) the LP is highly degenerate and converges slowly: the budget stops it,
+// the pods are valued at the average dual values of the search (which swing less than the last
+// ones), and the local search does the rest.
 //
 // Karpenter instead grows one node while any instance type still fits and only then picks the
 // cheapest type for it: it never weighs one big node against two small ones (pods of 3 + 1 vCPU
