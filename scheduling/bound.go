@@ -31,7 +31,11 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 		total = max(total, lb)
 		// The priced LP's columns seed the pools' LPs too (packNewNodes): where a limit binds,
 		// the unpriced LP buys the limited pool's nodes for nearly every pod and few of the
-		// pool that takes the overflow; the priced one buys both.
+		// pool that takes the overflow; the priced one buys both. cols repeat what the priced
+		// LP started from (its seeds from cg.columns, its single-group patterns); the repeats
+		// stay: a share LP's warm start enters a copy again once later seeds have moved its
+		// duals so that the copy improves it, and without the copies spot-od-limit-1500's plan
+		// moved ($49.9239 → $50.0215/h).
 		cg.columns = append(slices.Clip(cg.columns), cols...)
 	}
 	return total, cg
