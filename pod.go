@@ -65,8 +65,8 @@ func PodKeys(pods []*corev1.Pod) []string {
 	all := sb.String()
 	keys := make([]string, len(pods))
 	for i, p := range pods {
-		n := len(p.Namespace) + 1 + len(p.Name)
-		keys[i], all = all[:n], all[n:]
+		l := len(p.Namespace) + 1 + len(p.Name)
+		keys[i], all = all[:l], all[l:]
 	}
 	return keys
 }

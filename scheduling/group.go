@@ -24,9 +24,10 @@ type group struct {
 	// their group key): groups of one namespace with equal constraints parse them alike, unless
 	// matchLabelKeys read the pods' labels (parseGroups).
 	constraints string
-	// origin is the index in the build's base grouping of the group this one was split from (or
-	// is): its subgroups share its pods' labels, node selection, tolerations and constraints, so
-	// what depends only on those is worked out once per origin (spreadFam.rels).
+	// origin is 1 + the index in the build's base grouping of the group this one was split
+	// from (or is): its subgroups share its pods' labels, node selection, tolerations and
+	// constraints, so what depends only on those is worked out once per origin (spreadFam.rels).
+	// 0: a group from elsewhere, for which nothing is kept.
 	origin int
 	rep    *corev1.Pod
 	pods   []*corev1.Pod // sorted by key
@@ -201,8 +202,9 @@ type groupKeyer struct {
 // tolerates it — so order, duplicates, tolerationSeconds (which only delays a NoExecute
 // eviction) and tolerations of taints no node has do not matter;
 // its priority (none counts as 0, as kube-scheduler counts it); its host ports (defaulted and
-// sorted); its affinity and spread constraints; and its volume zones. Fields are
-// length-prefixed, so distinct facts never encode alike. The result is valid until the next call.
+// sorted); its volume zones; and, last, its affinity and spread constraints (topoAt and
+// group.constraints cut them off the end, so they must stay last). Fields are length-prefixed,
+// so distinct facts never encode alike. The result is valid until the next call.
 func (k *groupKeyer) key(p *corev1.Pod, selectorKeys []string, vz []string, taints []corev1.Taint) []byte {
 	b := appendStr(k.buf[:0], p.Namespace)
 	for _, key := range selectorKeys {
@@ -358,9 +360,7 @@ func appendCommonList(b []byte, l, skip corev1.ResourceList) (_ []byte, ok bool)
 
 // appendEntry encodes one resource's name and amount.
 func appendEntry(b []byte, name corev1.ResourceName, q resource.Quantity) []byte {
-	b = binary.AppendUvarint(b, uint64(len(name)))
-	b = append(b, name...)
-	return appendQuantity(b, q)
+	return appendQuantity(appendStr(b, string(name)), q)
 }
 
 // appendQuantity encodes a quantity by value, whatever its format: "512Mi" and "536870912" are

@@ -147,8 +147,8 @@ func (in *Input) Validate() error {
 
 // validatePods reports, in the pods' order, nil and unnamed pods and pods whose key
 // (nodeplan.PodKey, by which results, pins and volume zones name pods) an earlier pod has. The keys
-// are cut from one string (nodeplan.PodKeys) and the set of them is sized up front: a key and a
-// map's growth a pod were most of a small solve's garbage.
+// are cut from one string (nodeplan.PodKeys) and the set of them is sized up front, so the check
+// allocates a few times a solve, not once or more a pod.
 func validatePods(pods []*corev1.Pod) []error {
 	unnamed := func(p *corev1.Pod) bool { return p == nil || p.Name == "" }
 	named := pods

@@ -20,16 +20,19 @@ type podTerm struct {
 	ns    map[string]bool
 	nsSel labels.Selector
 	nsLab map[string]map[string]string // namespace labels, from the input
+	// ownLabels: the selector was narrowed by the owner's own labels (matchLabelKeys,
+	// mismatchLabelKeys), so owners that differ in those labels parse the term differently.
+	ownLabels bool
 }
 
 // newPodTerm builds the selector of an affinity term owned by pod.
 func newPodTerm(owner *corev1.Pod, t corev1.PodAffinityTerm, nsLabels map[string]map[string]string) (podTerm, error) {
 	pt := podTerm{key: t.TopologyKey, nsLab: nsLabels}
-	sel, err := selectorWithKeys(t.LabelSelector, owner, t.MatchLabelKeys, t.MismatchLabelKeys)
+	sel, own, err := selectorWithKeys(t.LabelSelector, owner, t.MatchLabelKeys, t.MismatchLabelKeys)
 	if err != nil {
 		return pt, err
 	}
-	pt.sel = sel
+	pt.sel, pt.ownLabels = sel, own
 	switch {
 	case len(t.Namespaces) == 0 && t.NamespaceSelector == nil:
 		pt.ns = map[string]bool{owner.Namespace: true}
@@ -54,20 +57,23 @@ func newPodTerm(owner *corev1.Pod, t corev1.PodAffinityTerm, nsLabels map[string
 // newSpreadTerm builds the selector of a topology spread constraint owned by pod: same namespace.
 func newSpreadTerm(owner *corev1.Pod, c corev1.TopologySpreadConstraint) (podTerm, error) {
 	pt := podTerm{key: c.TopologyKey, ns: map[string]bool{owner.Namespace: true}}
-	sel, err := selectorWithKeys(c.LabelSelector, owner, c.MatchLabelKeys, nil)
-	pt.sel = sel
+	sel, own, err := selectorWithKeys(c.LabelSelector, owner, c.MatchLabelKeys, nil)
+	pt.sel, pt.ownLabels = sel, own
 	return pt, err
 }
 
-func selectorWithKeys(ls *metav1.LabelSelector, owner *corev1.Pod, match, mismatch []string) (labels.Selector, error) {
+// selectorWithKeys returns ls as a selector, narrowed to the owner's values of the match keys
+// and away from its values of the mismatch keys, and whether it read the owner's labels (the
+// one rule for which terms parse differently for owners that differ in their labels).
+func selectorWithKeys(ls *metav1.LabelSelector, owner *corev1.Pod, match, mismatch []string) (labels.Selector, bool, error) {
 	if ls == nil {
 		// A nil selector matches nothing (kube-scheduler's reading for affinity terms and
 		// spread constraints).
-		return labels.Nothing(), nil
+		return labels.Nothing(), false, nil
 	}
 	sel, err := metav1.LabelSelectorAsSelector(ls)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	add := func(keys []string, op selection.Operator) error {
 		for _, k := range keys {
@@ -84,12 +90,12 @@ func selectorWithKeys(ls *metav1.LabelSelector, owner *corev1.Pod, match, mismat
 		return nil
 	}
 	if err := add(match, selection.In); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := add(mismatch, selection.NotIn); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return sel, nil
+	return sel, len(match)+len(mismatch) > 0, nil
 }
 
 // sig identifies the term: equal signatures select the same pods over the same key.

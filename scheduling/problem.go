@@ -332,7 +332,7 @@ func pinApart(groups []*group, pins map[string]string) []*group {
 func copyGroups(base []*group) []*group {
 	out := make([]*group, len(base))
 	for i, g := range base {
-		out[i] = &group{id: g.id, origin: i, rep: g.rep, pods: g.pods, keys: g.keys, constraints: g.constraints}
+		out[i] = &group{id: g.id, origin: i + 1, rep: g.rep, pods: g.pods, keys: g.keys, constraints: g.constraints}
 	}
 	return out
 }
@@ -547,8 +547,8 @@ type fitSource struct {
 // fillFits fills every shape's fit list with the groups in order (their ids; nil: by id), each
 // list holding a group once and in the order given: filling them again in another order is
 // sorting them, in time linear in the entries. Each list has room for exactly its entries
-// (buildFits), so they are written in place, one list after another: group by group, the
-// writes went to every list at once, and on the drawn mix that was half of building the fits.
+// (buildFits), so they are written in place, one list after another: the writes run through
+// memory in order instead of touching every list for each group.
 func (p *problem) fillFits(order []int) {
 	for _, pl := range p.pools {
 		words := (len(pl.shapes) + 63) / 64

@@ -125,20 +125,28 @@ func (p *problem) counts(g *group, f *spreadFam) countKind {
 // relation is f.rels for g, worked out on first asking: it depends only on g's pods' labels,
 // node selection, tolerations and constraints, which g's origin fixes.
 func (p *problem) relation(g *group, f *spreadFam) famRel {
+	if g.origin == 0 {
+		return p.relationOf(g, f)
+	}
 	if f.rels == nil {
 		f.rels = make([]famRel, len(p.base))
 	}
-	r := f.rels[g.origin]
+	r := f.rels[g.origin-1]
 	if r == 0 {
-		r = famRelKnown
-		carrier := slices.Contains(p.topo[g].spreadSigs, f.sig)
-		if carrier {
-			r |= famRelCarrier
-		}
-		r |= famRel(p.countsOf(g, f, carrier)) << famRelKindShift
-		f.rels[g.origin] = r
+		r = p.relationOf(g, f)
+		f.rels[g.origin-1] = r
 	}
 	return r
+}
+
+// relationOf is relation, worked out.
+func (p *problem) relationOf(g *group, f *spreadFam) famRel {
+	r := famRelKnown
+	carrier := slices.Contains(p.topo[g].spreadSigs, f.sig)
+	if carrier {
+		r |= famRelCarrier
+	}
+	return r | famRel(p.countsOf(g, f, carrier))<<famRelKindShift
 }
 
 // countsOf is counts, worked out; carrier says whether g carries f.

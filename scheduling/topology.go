@@ -135,11 +135,8 @@ func (p *problem) parseGroups(nsLabels map[string]map[string]string, from *build
 	if from != nil && len(from.topos) == len(p.groups) {
 		for i, g := range p.groups {
 			t := from.topos[i]
-			for _, k := range t.needKeys {
-				needKey(g, k)
-			}
-			p.topo[g] = t
-			any = any || len(t.spreads)+len(t.anti)+len(t.affinity) > 0
+			p.adoptTopo(g, t)
+			any = any || t.hasConstraints()
 		}
 		return any, nil
 	}
@@ -151,37 +148,48 @@ func (p *problem) parseGroups(nsLabels map[string]map[string]string, from *build
 	for i, g := range p.groups {
 		c := constraintsOf{g.rep.Namespace, g.constraints}
 		t, seen := parsed[c]
-		if seen && g.constraints != "" { // none: nothing to parse, or a group not from groupPods
-			for _, k := range t.needKeys {
-				needKey(g, k)
-			}
+		if seen {
+			p.adoptTopo(g, t)
 		} else {
 			var err error
 			if t, err = p.parseTopology(g, nsLabels); err != nil {
 				return false, &InputError{Object: "pod " + g.keys[0], Err: err}
 			}
-			if g.constraints != "" && !readsLabels(g.rep) {
+			p.topo[g] = t
+			// No constraints: nothing to share (or a group not from groupPods, whose key
+			// was never written).
+			if g.constraints != "" && !t.readsOwnLabels() {
 				parsed[c] = t
 			}
 		}
-		p.topo[g] = t
 		p.facts.topos[i] = t
-		any = any || len(t.spreads)+len(t.anti)+len(t.affinity) > 0
+		any = any || t.hasConstraints()
 	}
 	return any, nil
 }
 
-// readsLabels reports whether the pod's constraints read its own labels (matchLabelKeys,
-// mismatchLabelKeys): then they parse differently for pods that differ in those labels.
-func readsLabels(pod *corev1.Pod) bool {
-	for _, c := range pod.Spec.TopologySpreadConstraints {
-		if len(c.MatchLabelKeys) > 0 {
+// adoptTopo gives g constraints parsed for another group with the same ones: g's alternatives
+// are narrowed as the parse narrowed that group's.
+func (p *problem) adoptTopo(g *group, t groupTopo) {
+	for _, k := range t.needKeys {
+		needKey(g, k)
+	}
+	p.topo[g] = t
+}
+
+// hasConstraints reports whether t has a constraint.
+func (t *groupTopo) hasConstraints() bool { return len(t.spreads)+len(t.anti)+len(t.affinity) > 0 }
+
+// readsOwnLabels reports whether a term of t was narrowed by the owner's own labels
+// (selectorWithKeys): then groups that differ in those labels parse it differently.
+func (t *groupTopo) readsOwnLabels() bool {
+	for _, s := range t.spreads {
+		if s.term.ownLabels {
 			return true
 		}
 	}
-	return slices.ContainsFunc(nodeplan.PodAffinityTerms(pod), func(t nodeplan.PodAffinityTerm) bool {
-		return len(t.MatchLabelKeys)+len(t.MismatchLabelKeys) > 0
-	})
+	own := func(pt podTerm) bool { return pt.ownLabels }
+	return slices.ContainsFunc(t.anti, own) || slices.ContainsFunc(t.affinity, own)
 }
 
 // podTerms parses owner's required terms of one kind (anti-affinity or affinity), in order, then,
