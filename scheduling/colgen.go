@@ -172,6 +172,10 @@ type colGen struct {
 	// (see colpool.go).
 	deferred   []bool
 	deferredAt [][]float64
+	// deferLate defers searches only once the budget is spent, where deferring is exact (see
+	// colpool.go); the solver defers from the first round, TestDeferredSearchesChangeNothing
+	// sets it.
+	deferLate bool
 	// refVal and refAt are each family's last Refine bound (0 before one) and the row values
 	// it was at; gain is scratch for gainBound.
 	refVal []float64
