@@ -245,6 +245,13 @@ func MilliValue(q resource.Quantity) int64 {
 		// each a scaling, are then a third of the cost of a solve's catalog reading.
 		return v * 1000
 	}
+	return saturatedMilli(q)
+}
+
+// saturatedMilli is MilliValue without its whole-units shortcut: q's comparisons with the
+// limits, then its milli-units.
+func saturatedMilli(q resource.Quantity) int64 {
+	const maxUnits = MaxMilliValue / 1000
 	switch {
 	case q.CmpInt64(maxUnits) > 0:
 		return MaxMilliValue
