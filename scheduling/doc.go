@@ -90,8 +90,9 @@
 //	inflate-100/1000/5000      1.024, 1.002, 1.001   unchanged: both converged; the gap is whole nodes
 //	gpu-pools-1064             1.015                 unchanged: converged
 //	anti-affinity-320          1.002                 unchanged
-//	spot-od-limit-1500         1.034 → 1.031         the bound +0.6% (the limit's LP runs longer),
-//	                                                 the plan +0.4%: both sides share the gap
+//	spot-od-limit-1500         1.037 → 1.026         the bound +1.1% (the limit's LP runs longer),
+//	                                                 the plan unchanged: a third of the gap is the
+//	                                                 bound's, the rest whole nodes and the limit
 //	web-mix-3000               1.019 → 1.015         the bound does not move (its LP has 6 rows),
 //	                                                 the plan falls 0.4%: the rest is the plan's
 //	deployments-100000         1.110 → 1.111         plan −0.9% (3,641 nodes, not 5,303), bound −1%:
@@ -108,7 +109,8 @@
 // Measured on 2026-11-24 on main at 2afe241 with `cd benchmarks && go run ./cmd/bench -runs 1`
 // and the same with -effort 8 (deterministic: the figures do not depend on the machine); the
 // web-mix and Karpenter-mix rows again after the relaxed problem's LP changed (above), and the
-// spot-od and web-mix rows on 2fbc187, after the plan's LPs got fewer guaranteed rounds.
+// spot-od and web-mix rows on 2fbc187, after the plan's LPs got fewer guaranteed rounds, and
+// the spot-od row again on ae382a2, after the pool LPs' new start (efc72c9).
 //
 // # Topology, affinity, ports and volumes
 //
