@@ -136,6 +136,10 @@ func (k *pricer) binBound(b *bin, admitted []*group, values []float64, counts []
 // on their cheapest node in the pool — averaged over those pods, shared among the pool's
 // limited resources. It returns nil when no limit binds or nothing elsewhere is dearer.
 func (p *problem) limitPrices(use [][]float64, counts []int64) [][]float64 {
+	if !p.overLimit(use) {
+		// Most solutions (and every one without limits): no pod's cost per pool is needed.
+		return nil
+	}
 	perPod := p.perPodCosts()
 	w := make([][]float64, len(p.pools))
 	any := false

@@ -692,7 +692,6 @@ func (c *colGen) skipsFullRound() bool {
 	case shareLP:
 		return c.ks.Work >= c.budget || c.p.overLimit(c.limitUse())
 	case repricedLP:
-		// limitPrices prices only limits the solution exceeds: nil unless overLimit.
 		return c.ks.Work >= c.budget && c.p.limitPrices(c.limitUse(), c.groupCounts) != nil
 	}
 	return false
