@@ -228,7 +228,7 @@ func (k *Solver) prepare(p *Problem, topK int) {
 	k.resetConflicts()
 	k.buildSurrogates(topK == 0)
 	if len(k.surr) > 4 {
-		k.keepTightest(p.Capacity, 4)
+		k.keepTightest(4)
 	}
 	for si := range k.surr {
 		k.layLevels(&k.surr[si])
@@ -243,7 +243,7 @@ func (k *Solver) prepare(p *Problem, topK int) {
 // sortByValue sorts items by value, greatest first, ties by ID (a total order, cmp.Compare
 // putting a NaN last); a few by insertion, without a call per comparison.
 func sortByValue(items []kItem) {
-	if len(items) > 12 {
+	if len(items) > fewToSort {
 		slices.SortFunc(items, func(a, b kItem) int { return cmp.Or(cmp.Compare(b.v, a.v), cmp.Compare(a.g, b.g)) })
 		return
 	}

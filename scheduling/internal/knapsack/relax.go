@@ -43,7 +43,8 @@ func (l *lagrangian) descend(after func()) {
 	}
 }
 
-// lagrangian is L(μ) for lagrangeBound: one coordinate per resource, then one per shared cap.
+// lagrangian is L(μ) for lagrangeBound: one coordinate per resource of k.dims, then one per
+// shared cap.
 type lagrangian struct {
 	items   []kItem
 	limit   []float64 // per coordinate: the capacity or the cap's limit
@@ -51,9 +52,6 @@ type lagrangian struct {
 	mu      []float64
 	reduced []float64 // per item, its value less μ times its use, as of the last eval
 	pts     []breakpoint
-	// counted is how many coordinates the work counts: one per resource, k.dims' or not, and
-	// one per shared cap.
-	counted int
 }
 
 type breakpoint struct{ t, w float64 }
@@ -65,7 +63,6 @@ func (k *Solver) newLagrangian(alloc []int64) *lagrangian {
 	p, l := k.prob, &k.lag
 	nd := k.nd
 	n := nd + len(k.caps)
-	l.counted = len(alloc) + len(k.caps)
 	l.items = k.items
 	l.limit = append(l.limit[:0], make([]float64, n)...)
 	l.coefs = append(l.coefs[:0], make([]float64, len(k.items)*n)...)

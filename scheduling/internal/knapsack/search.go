@@ -4,13 +4,11 @@ import "math"
 
 // dfs explores items i… with the current value; it reports true when the node budget ran out.
 // When the node is pruned by a surrogate's whole fill, k.prunedBy, k.prunedAt and k.prunedStop
-// say which, what it came to and where it stopped (for surelyPruned); else k.prunedBy is -1.
+// say which, what it came to and the density where it stopped (for surelyPruned); else
+// k.prunedBy is -1.
 func (k *Solver) dfs(i int, value float64) bool {
 	k.nodes++
-	if value > k.bestV+1e-15 {
-		k.bestV = value
-		k.best = append(k.best[:0], k.cur...)
-	}
+	k.keepBest(value)
 	k.prunedBy = -1
 	if i == len(k.items) || k.prunes(i, value, max(k.bestV*(1+1e-12), k.target)) {
 		return false
@@ -32,7 +30,7 @@ func (k *Solver) dfs(i int, value float64) bool {
 	if kmax > 0 {
 		k.push(i, kmax)
 	}
-	out := k.counts(i, value, kmax, 0)
+	out := k.counts(i, value, kmax)
 	k.prunedBy = -1
 	return out
 }
@@ -40,27 +38,34 @@ func (k *Solver) dfs(i int, value float64) bool {
 // leaf is the visit of the search node below the last item i with kmax copies of it: what
 // dfs would do there (count it, keep it when best), without taking the copies and giving them
 // back.
+// (k.prunedBy is already -1: dfs set it, and returned had prunes changed it.)
 func (k *Solver) leaf(i int, value float64, kmax int64) {
 	k.nodes++
-	if v := value + float64(kmax)*k.items[i].v; v > k.bestV+1e-15 {
-		k.bestV = v
-		k.best = append(k.best[:0], k.cur...)
-		if kmax > 0 {
-			k.best = append(k.best, pick{src: k.items[i].src, j: i, n: kmax})
-		}
+	if k.keepBest(value+float64(kmax)*k.items[i].v) && kmax > 0 {
+		k.best = append(k.best, pick{src: k.items[i].src, j: i, n: kmax})
 	}
-	k.prunedBy = -1
 }
 
-// counts explores item i's counts from kmax down to low, kmax copies in the partial set: the
+// keepBest keeps the current partial set as the best, worth value, when it is worth more than
+// the best so far, and reports whether it did.
+func (k *Solver) keepBest(value float64) bool {
+	if value > k.bestV+1e-15 {
+		k.bestV = value
+		k.best = append(k.best[:0], k.cur...)
+		return true
+	}
+	return false
+}
+
+// counts explores item i's counts from kmax down to 0, kmax copies in the partial set: the
 // copies are taken once and given back one at a time (drop), rather than taken anew for every
 // count. Counts that surelyPruned shows the search would prune are counted, not visited.
-func (k *Solver) counts(i int, value float64, kmax, low int64) bool {
+func (k *Solver) counts(i int, value float64, kmax int64) bool {
 	it := &k.items[i]
 	lastBy, lastC, lastAt := -1, int64(0), 0.0
 	for c := kmax; ; {
 		out := k.dfs(i+1, value+float64(c)*it.v)
-		if out || c == low {
+		if out || c == 0 {
 			if c > 0 {
 				k.pop(i, c)
 			}
@@ -72,11 +77,11 @@ func (k *Solver) counts(i int, value float64, kmax, low int64) bool {
 			if k.prunedBy == lastBy {
 				c1 = lastC
 			}
-			skip = k.surelyPruned(i, c, low, k.prunedBy, c1, lastAt, k.prunedAt, k.prunedStop)
+			skip = k.surelyPruned(i, c, k.prunedBy, c1, lastAt, k.prunedAt, k.prunedStop)
 		}
 		lastBy, lastC, lastAt = k.prunedBy, c, k.prunedAt
 		k.nodes += int(skip)
-		if skip == c-low {
+		if skip == c {
 			if c > 0 {
 				k.pop(i, c)
 			}
@@ -107,10 +112,7 @@ func (k *Solver) seedGreedy() {
 			k.push(f.j, c)
 			value += float64(c) * it.v
 		}
-		if value > k.bestV+1e-15 {
-			k.bestV = value
-			k.best = append(k.best[:0], k.cur...)
-		}
+		k.keepBest(value)
 		// Back to the empty set the search starts from: the whole node free, no cap used.
 		k.resetFree()
 		k.cur = k.cur[:0]

@@ -44,11 +44,11 @@ import "math"
 // marginScale is the rounding margin relative to the scale of the bounds (see above).
 const marginScale = 1e-9
 
-// surelyPruned returns how many of the counts c−1, c−2, … (no further than low) surrogate s
+// surelyPruned returns how many of the counts c−1, c−2, … 0 surrogate s
 // surely prunes below item i, from its whole fill's value at at count c, where it stopped at
 // density stop, and at1 at count c1 > c (c1 < 0: none seen). Item i has c copies in the
 // partial set.
-func (k *Solver) surelyPruned(i int, c, low int64, s int, c1 int64, at1, at, stop float64) int64 {
+func (k *Solver) surelyPruned(i int, c int64, s int, c1 int64, at1, at, stop float64) int64 {
 	sg := &k.surr[s]
 	best := max(k.bestV*(1+1e-12), k.target)
 	// The room is greatest with no copy of item i: the rounding scale of every count's bound.
@@ -68,22 +68,22 @@ func (k *Solver) surelyPruned(i int, c, low int64, s int, c1 int64, at1, at, sto
 	n := 0.0
 	if tan := sg.w[i]*stop - k.items[i].v; tan <= 0 {
 		if head >= m {
-			return c - low
+			return c
 		}
 	} else if tan > 0 {
 		n = (head - m) / tan
 	}
 	if c1 >= 0 {
 		if slope := (at - at1 + 2*m) / float64(c1-c); slope <= 0 {
-			return c - low
+			return c
 		} else if slope > 0 {
 			n = max(n, head/slope)
 		}
 	}
 	// (1 − 1e-12): a quotient rounded up to a whole number does not count one too many.
 	n *= 1 - 1e-12
-	if n >= float64(c-low) {
-		return c - low
+	if n >= float64(c) {
+		return c
 	}
 	return int64(max(n, 0))
 }

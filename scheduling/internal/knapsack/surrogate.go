@@ -146,7 +146,10 @@ func (k *Solver) addLagrangeSurrogate(alloc []int64) {
 	}
 	l := k.newLagrangian(alloc)
 	l.descend(nil)
-	k.Work += lagrangeRounds * l.counted * len(k.items) * l.counted
+	// Counted per resource, k.dims' or not, and per shared cap, as before the descent skipped
+	// the resources no item uses: the work, and so every budget, stays what it was.
+	n := len(alloc) + len(k.caps)
+	k.Work += lagrangeRounds * n * len(k.items) * n
 	sg := k.newSurrogate()
 	weighted := false
 	for d, full := range k.dims {
@@ -214,7 +217,7 @@ func resize[T any](s []T, n int) []T {
 // order (cmp.Compare puts a NaN last), so any sort gives the same. A few items are sorted by
 // insertion, without a call per comparison.
 func sortByDensity(order []int, dens []float64) {
-	if len(order) > 12 {
+	if len(order) > fewToSort {
 		slices.SortFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(dens[b], dens[a]), cmp.Compare(a, b)) })
 		return
 	}
@@ -231,6 +234,32 @@ func sortByDensity(order []int, dens []float64) {
 		order[b] = x
 	}
 }
+
+// sortByBound sorts surrogate indexes by their root bounds, least first; ties keep their order
+// (a stable sort's result is the only one, so a few are sorted by insertion, without a call
+// per comparison).
+func sortByBound(rank []int, rootB []float64) {
+	if len(rank) > fewToSortStable {
+		slices.SortStableFunc(rank, func(x, y int) int { return cmp.Compare(rootB[x], rootB[y]) })
+		return
+	}
+	for a := 1; a < len(rank); a++ {
+		x, b := rank[a], a
+		for ; b > 0 && cmp.Compare(rootB[x], rootB[rank[b-1]]) < 0; b-- {
+			rank[b] = rank[b-1]
+		}
+		rank[b] = x
+	}
+}
+
+// fewToSort and fewToSortStable are the most elements sortByValue, sortByDensity and
+// sortByBound sort by insertion, whose moves grow with the square of the count; past them the
+// library's sorts do, with a call per comparison. A search sorts a few items or surrogates
+// many times over, so that call was most of its sorting.
+const (
+	fewToSort       = 12
+	fewToSortStable = 32
+)
 
 // layLevels keeps sg's fill per search level (when there are few items), and per level the
 // greatest density and the whole value of the weightless items (the scale of the rounding
@@ -286,28 +315,16 @@ func (sg *surrogate) scaleAt(i int) (dmax, fixed float64) {
 // check both ways give the same answers.)
 var maxLevelItems = 24
 
-// keepTightest keeps the n surrogates whose bound at the root (an empty node of capacity
-// alloc) is smallest. The others stay past len(k.surr), their buffers for the next problem.
-func (k *Solver) keepTightest(alloc []int64, n int) {
+// keepTightest keeps the n surrogates whose bound at the root (the problem's whole capacity
+// free) is smallest. The others stay past len(k.surr), their buffers for the next problem.
+func (k *Solver) keepTightest(n int) {
 	k.resetFree()
 	rootB, rank := k.rootB[:0], k.rank[:0]
 	for i := range k.surr {
 		rank = append(rank, i)
 		rootB = append(rootB, k.boundWith(&k.surr[i], 0))
 	}
-	// Stable: ties keep the order built. A stable sort's result is the only one, so a few
-	// are sorted by insertion, without a call per comparison.
-	if len(rank) > 32 {
-		slices.SortStableFunc(rank, func(x, y int) int { return cmp.Compare(rootB[x], rootB[y]) })
-	} else {
-		for a := 1; a < len(rank); a++ {
-			x, b := rank[a], a
-			for ; b > 0 && cmp.Compare(rootB[x], rootB[rank[b-1]]) < 0; b-- {
-				rank[b] = rank[b-1]
-			}
-			rank[b] = x
-		}
-	}
+	sortByBound(rank, rootB)
 	// A permutation, so every buffer stays in exactly one surrogate.
 	k.spare = append(k.spare[:0], k.surr...)
 	for pos, i := range rank {
