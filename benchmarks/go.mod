@@ -7,6 +7,12 @@ require (
 	github.com/nodeplan/nodeplan v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
+	pgregory.net/rapid v1.3.0
+)
+
+require (
+	golang.org/x/sync v0.23.0 // indirect
+	k8s.io/component-helpers v0.37.2 // indirect
 )
 
 require (
