@@ -149,8 +149,10 @@
 // Preferred node affinity (the heaviest term), preferred pod affinity and anti-affinity,
 // ScheduleAnyway spread and PreferNoSchedule taints are honoured when that costs at most
 // [Options.PreferenceMargin] (5%) more than ignoring them, and dropped otherwise, one kind at a
-// time: anti-affinity first, then spread, pod affinity, node affinity, taints. A preference never
-// multiplies the node count. [PreferencesIgnore] ignores them all.
+// time: anti-affinity first, then spread, pod affinity, node affinity, taints. Node affinity is
+// relaxed a term at a time, heaviest first, as Karpenter does: weights 100 (unsatisfiable), 50
+// (zone b) and 1 (zone a) land in zone b. A preference never multiplies the node count.
+// [PreferencesIgnore] ignores them all.
 //
 // # Explanations
 //

@@ -452,20 +452,17 @@ func appendMarshalled(b []byte, m wireMessage) (_ []byte, ok bool) {
 // term (ORed), each ANDed with the nodeSelector and the volume zones. matchFields on
 // metadata.name become a requirement on the pseudo-label metadataName, which only existing nodes
 // carry.
-func podAlternatives(p *corev1.Pod, volumeZones []string, preferred bool) ([]nodeplan.Requirements, error) {
+//
+// With preferred, the pod's heaviest preferred node-affinity term is ANDed too, treated as
+// required, after its dropped heaviest terms are set aside (see solveWithPreferences); a pod
+// with no term left has no preference.
+func podAlternatives(p *corev1.Pod, volumeZones []string, preferred bool, dropped int) ([]nodeplan.Requirements, error) {
 	base := nodeplan.RequirementsFromLabels(p.Spec.NodeSelector)
 	if volumeZones != nil {
 		base = base.Add(nodeplan.In(nodeplan.LabelZone, volumeZones...))
 	}
 	if preferred && p.Spec.Affinity != nil && p.Spec.Affinity.NodeAffinity != nil {
-		// The heaviest preferred term, treated as required (first on ties).
-		var best *corev1.PreferredSchedulingTerm
-		for i, t := range p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-			if best == nil || t.Weight > best.Weight {
-				best = &p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[i]
-			}
-		}
-		if best != nil {
+		if best := preferredNodeTerm(p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution, dropped); best != nil {
 			rs, err := termRequirements(best.Preference)
 			if err != nil {
 				return nil, err
@@ -491,6 +488,22 @@ func podAlternatives(p *corev1.Pod, volumeZones []string, preferred bool) ([]nod
 		alts = append(alts, base.Add(nodeplan.In(nodeplan.LabelHostname)))
 	}
 	return alts, nil
+}
+
+// preferredNodeTerm returns the heaviest of terms once the dropped heaviest are set aside (the
+// first on ties, as a stable sort by weight orders them), or nil when none is left. It is the
+// term Karpenter treats as required after relaxing a pod dropped times: it removes the heaviest
+// term each time.
+func preferredNodeTerm(terms []corev1.PreferredSchedulingTerm, dropped int) *corev1.PreferredSchedulingTerm {
+	if dropped >= len(terms) {
+		return nil
+	}
+	order := make([]int, len(terms))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(terms[b].Weight, terms[a].Weight) })
+	return &terms[order[dropped]]
 }
 
 // metadataName is the pseudo-label under which an existing node's name is matched by

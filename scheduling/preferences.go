@@ -16,7 +16,9 @@ import (
 //  1. preferred pod anti-affinity (the one that turns 4,000 pods into 4,000 nodes),
 //  2. ScheduleAnyway topology spread,
 //  3. preferred pod affinity,
-//  4. preferred node affinity (its heaviest term),
+//  4. preferred node affinity: each pod's heaviest term is treated as required; relaxing sets
+//     the heaviest aside so the next one is tried, as Karpenter removes a pod's heaviest term
+//     each time it relaxes it, until no term is left,
 //  5. PreferNoSchedule taints.
 //
 // So a preference never multiplies the node count: if honouring it costs more than the margin,
@@ -64,9 +66,14 @@ func solveWithPreferences(ctx context.Context, in *Input) (Result, error) {
 		func(p *preferences) { p.podAnti = false },
 		func(p *preferences) { p.spread = false },
 		func(p *preferences) { p.podAffinity = false },
-		func(p *preferences) { p.nodeAffinity = false },
-		func(p *preferences) { p.preferNoSchedule = false },
 	}
+	for range maxPreferredNodeTerms(in) - 1 {
+		drops = append(drops, func(p *preferences) { p.nodeTermsDropped++ })
+	}
+	drops = append(drops,
+		func(p *preferences) { p.nodeAffinity, p.nodeTermsDropped = false, 0 },
+		func(p *preferences) { p.preferNoSchedule = false },
+	)
 	tried := map[preferences]bool{{largestFirst: largest}: true}
 	for i := 0; ; i++ {
 		if !tried[v] {
@@ -96,6 +103,18 @@ func placedCount(r Result) int {
 	}
 	for _, pl := range r.InFlight {
 		n += len(pl.Pods)
+	}
+	return n
+}
+
+// maxPreferredNodeTerms is the largest number of preferred node-affinity terms a pending pod
+// has: how many times relaxing node affinity can set a heaviest term aside.
+func maxPreferredNodeTerms(in *Input) int {
+	n := 0
+	for _, p := range in.Pods {
+		if p.Spec.NodeName == "" && p.Spec.Affinity != nil && p.Spec.Affinity.NodeAffinity != nil {
+			n = max(n, len(p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution))
+		}
 	}
 	return n
 }

@@ -355,7 +355,7 @@ func (p *problem) describeGroups(in *Input) ([]corev1.ResourceList, error) {
 	for i, g := range p.groups {
 		reqLists[i] = nodeplan.PodRequests(g.rep)
 		p.dims.addAll(reqLists[i])
-		alts, err := podAlternatives(g.rep, in.VolumeZones[g.keys[0]], p.prefs.nodeAffinity)
+		alts, err := podAlternatives(g.rep, in.VolumeZones[g.keys[0]], p.prefs.nodeAffinity, p.prefs.nodeTermsDropped)
 		if err != nil {
 			return nil, &InputError{Object: "pod " + g.keys[0], Err: err}
 		}
@@ -372,7 +372,7 @@ func (p *problem) describeGroups(in *Input) ([]corev1.ResourceList, error) {
 			// terms): not narrowed by its volumes, nor by a preferred term this solve treats as
 			// required — a spot preference must not drop the on-demand nodes' pods from the
 			// count (seed 246 of the disruption differential test).
-			if g.nodeAlts, err = podAlternatives(g.rep, nil, false); err != nil {
+			if g.nodeAlts, err = podAlternatives(g.rep, nil, false, 0); err != nil {
 				return nil, &InputError{Object: "pod " + g.keys[0], Err: err}
 			}
 		}
@@ -694,6 +694,9 @@ func offeringMask(s *shape, rs nodeplan.Requirements) uint64 {
 // preferences says which soft constraints a solve treats as hard (see preferences.go).
 type preferences struct {
 	nodeAffinity, podAffinity, podAnti, spread, preferNoSchedule bool
+	// nodeTermsDropped is how many of each pod's heaviest preferred node-affinity terms are set
+	// aside when nodeAffinity is honoured: the next heaviest is treated as required.
+	nodeTermsDropped int
 	// largestFirst fills existing room with the largest pods (cpu, then memory) rather than
 	// the most valuable: the alternative tried on small inputs (see solveWithPreferences).
 	largestFirst bool

@@ -423,7 +423,7 @@ func (p *problem) buildDaemons(dss []*appsv1.DaemonSet) ([]corev1.ResourceList, 
 	for _, ds := range dss {
 		pod := &corev1.Pod{ObjectMeta: ds.Spec.Template.ObjectMeta, Spec: ds.Spec.Template.Spec}
 		pod.Namespace, pod.Name = ds.Namespace, ds.Name
-		alts, err := podAlternatives(pod, nil, false)
+		alts, err := podAlternatives(pod, nil, false, 0)
 		if err != nil {
 			return nil, &InputError{Object: "DaemonSet " + ds.Namespace + "/" + ds.Name, Err: err}
 		}
