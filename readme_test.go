@@ -63,3 +63,16 @@ func TestReadmeTestCommand(t *testing.T) {
 		t.Errorf("README.md and .ci/run must both contain %q", cmd)
 	}
 }
+
+// TestReadmeIsShort keeps README.md a front page (issue 31): what nodeplan is, the two
+// commands, the what-if and shadow commands, the library example, the packages and one
+// comparison. Measurements and their history belong in benchmarks/README.md.
+func TestReadmeIsShort(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(readme), "\n"); n > 200 {
+		t.Errorf("README.md has %d lines, want at most 200: move detail to a package doc or benchmarks/README.md", n)
+	}
+}
