@@ -40,7 +40,7 @@ func (k *Solver) prunes(i int, value, best float64) bool {
 		room := k.roomOf(sg)
 		add, lambda, capped, feasible, rest := k.greedyFill(sg, i, room)
 		if capped {
-			if feasible && settleCapped && !sg.negative {
+			if feasible && !k.Shortcuts.NoSettle && !sg.negative {
 				// Settled without cappedBound when the fill's estimate of it is far from best
 				// (see settle.go).
 				dmax, _ := sg.scaleAt(i)

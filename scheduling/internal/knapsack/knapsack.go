@@ -25,6 +25,10 @@ type Solver struct {
 	// (addLagrangeSurrogate): more work per search, fewer searches that run out of budget
 	// on big nodes with many copies per item. The caller sets it for small pricing problems.
 	Tight bool
+	// Shortcuts turns off the search's exact shortcuts, each of which leaves every answer and
+	// the work count as they are (the tests check so by turning them off); the zero value
+	// keeps them all on, as the solver runs.
+	Shortcuts Shortcuts
 
 	prob  *Problem
 	items []kItem
@@ -82,6 +86,21 @@ type Solver struct {
 	prunedBy   int
 	prunedAt   float64
 	prunedStop float64
+}
+
+// Shortcuts are the search's exact shortcuts a caller may turn off. Each only spares work
+// that cannot change the outcome: a Solver with any of them off returns the same picks,
+// values, bounds and proofs, and counts the same Work.
+type Shortcuts struct {
+	// NoCountPruned visits the children surelyPruned shows pruned instead of counting them
+	// (skip.go).
+	NoCountPruned bool
+	// NoSettle computes every capped bound in full instead of settling it from the greedy
+	// fill when that is far from the best value either way (settle.go).
+	NoSettle bool
+	// NoLevels keeps one fill per surrogate instead of one per search level, whatever the
+	// number of items (layLevels keeps levels for at most maxLevelItems items).
+	NoLevels bool
 }
 
 type kItem struct {

@@ -228,18 +228,16 @@ func TestLevelsChangeNothing(t *testing.T) {
 			Bound         float64
 			Work          int
 		}
-		run := func() answer {
-			s := Solver{Tight: tight}
+		run := func(off Shortcuts) answer {
+			s := Solver{Tight: tight, Shortcuts: off}
 			var a answer
 			a.Solve, a.V, a.U = s.Solve(p, budget, 0)
 			a.Search, a.SV, a.Proved = s.Search(p, budget, 0, target)
 			a.Bound, a.Work = s.Bound(p), s.Work
 			return a
 		}
-		levels := run()
-		defer func(n int) { maxLevelItems = n }(maxLevelItems)
-		maxLevelItems = 0
-		if diff := cmp.Diff(levels, run()); diff != "" {
+		levels := run(Shortcuts{})
+		if diff := cmp.Diff(levels, run(Shortcuts{NoLevels: true})); diff != "" {
 			t.Fatalf("kept per level vs not (-want +got):\n%s", diff)
 		}
 	})
@@ -275,13 +273,13 @@ func drawPricing(t *rapid.T) *Problem {
 // TestCountingPrunedChangesNothing: counting the children surelyPruned shows pruned instead of
 // visiting them gives bit-identical answers and the same work, budgets cut short included.
 func TestCountingPrunedChangesNothing(t *testing.T) {
-	checkShortcutChangesNothing(t, drawPricing, &countPruned)
+	checkShortcutChangesNothing(t, drawPricing, Shortcuts{NoCountPruned: true})
 }
 
-// checkShortcutChangesNothing checks that turning off a shortcut (a package switch that is true
-// in production) leaves Solve's and Search's answers and work bit-identical on problems draw
-// makes, budgets cut short included.
-func checkShortcutChangesNothing(t *testing.T, draw func(*rapid.T) *Problem, shortcut *bool) {
+// checkShortcutChangesNothing checks that turning off shortcuts (off: the solver's option,
+// all on in production) leaves Solve's and Search's answers and work bit-identical on
+// problems draw makes, budgets cut short included.
+func checkShortcutChangesNothing(t *testing.T, draw func(*rapid.T) *Problem, off Shortcuts) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := draw(t)
 		budget := rapid.IntRange(0, 5000).Draw(t, "budget")
@@ -294,18 +292,16 @@ func checkShortcutChangesNothing(t *testing.T, draw func(*rapid.T) *Problem, sho
 			Proved        bool
 			Work          int
 		}
-		run := func() answer {
-			s := Solver{Tight: tight}
+		run := func(off Shortcuts) answer {
+			s := Solver{Tight: tight, Shortcuts: off}
 			var a answer
 			a.Solve, a.V, a.U = s.Solve(p, budget, topK)
 			a.Search, a.SV, a.Proved = s.Search(p, budget, topK, target)
 			a.Work = s.Work
 			return a
 		}
-		with := run()
-		defer func() { *shortcut = true }()
-		*shortcut = false
-		if diff := cmp.Diff(run(), with); diff != "" {
+		with := run(Shortcuts{})
+		if diff := cmp.Diff(run(off), with); diff != "" {
 			t.Fatalf("with the shortcut vs without (-want +got):\n%s", diff)
 		}
 	})
@@ -342,7 +338,7 @@ func drawCapped(t *rapid.T) *Problem {
 // TestSettlingChangesNothing: settling capped bounds from the greedy fill (settle.go) instead
 // of computing them gives bit-identical answers and the same work, budgets cut short included.
 func TestSettlingChangesNothing(t *testing.T) {
-	checkShortcutChangesNothing(t, drawCapped, &settleCapped)
+	checkShortcutChangesNothing(t, drawCapped, Shortcuts{NoSettle: true})
 }
 
 // selectBySort is selectItems as it was written first: every item sorted, then the caps' best

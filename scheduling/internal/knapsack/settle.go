@@ -29,6 +29,5 @@ package knapsack
 // passes or is pruned under that surrogate exactly as the computed bound would have it.
 // Negative weights (a negative request) would add terms this does not count: their
 // surrogates are not settled.
-
-// settleCapped lets a test turn the settling off, to check that it changes nothing.
-var settleCapped = true
+//
+// Shortcuts.NoSettle turns the settling off (a test checks that it changes nothing).

@@ -40,6 +40,7 @@ import "math"
 //
 // It holds without shared caps (the capped bound is not a fractional knapsack), for counts,
 // requests, rooms and values that are not negative (see mayCount).
+// Shortcuts.NoCountPruned turns the counting off (a test checks that it changes nothing).
 
 // marginScale is the rounding margin relative to the scale of the bounds (see above).
 const marginScale = 1e-9
@@ -93,7 +94,7 @@ func (k *Solver) surelyPruned(i int, c int64, s int, c1 int64, at1, at, stop flo
 // make the fill's steps shrink it, or the room grow with the count), few enough items that
 // the rounding stays far below the margin.
 func (k *Solver) mayCount() bool {
-	if !countPruned || len(k.caps) > 0 || len(k.surr) == 0 || len(k.items) > maxCountItems {
+	if k.Shortcuts.NoCountPruned || len(k.caps) > 0 || len(k.surr) == 0 || len(k.items) > maxCountItems {
 		return false
 	}
 	for _, c := range k.prob.Capacity {
@@ -113,9 +114,6 @@ func (k *Solver) mayCount() bool {
 	}
 	return true
 }
-
-// countPruned lets a test turn surelyPruned off, to check that it changes nothing.
-var countPruned = true
 
 // maxCountItems bounds the items over which surelyPruned reasons: each step of a fill adds a
 // few roundings, and a thousand of them are still far below the margin.

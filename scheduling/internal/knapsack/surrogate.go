@@ -266,7 +266,7 @@ const (
 // margin in surelyPruned). With one list for all levels, these are over every item: no less.
 func (k *Solver) layLevels(sg *surrogate) {
 	n := len(k.items)
-	if n > maxLevelItems {
+	if n > maxLevelItems || k.Shortcuts.NoLevels {
 		sg.levels, sg.at = sg.levels[:0], sg.at[:0]
 		dmax, fixed := fillScale(sg.fill)
 		sg.dmax, sg.fixed = append(sg.dmax[:0], dmax), append(sg.fixed[:0], fixed)
@@ -311,9 +311,9 @@ func (sg *surrogate) scaleAt(i int) (dmax, fixed float64) {
 
 // maxLevelItems is the most loaded items for which a surrogate keeps its fill per search level:
 // n(n+1)/2 entries, paid back many times over where searches visit thousands of nodes over a
-// few items, but not where they visit a hundred over seventy. (A variable so that a test can
-// check both ways give the same answers.)
-var maxLevelItems = 24
+// few items, but not where they visit a hundred over seventy. Shortcuts.NoLevels keeps one
+// fill whatever the number (a test checks both ways give the same answers).
+const maxLevelItems = 24
 
 // keepTightest keeps the n surrogates whose bound at the root (the problem's whole capacity
 // free) is smallest. The others stay past len(k.surr), their buffers for the next problem.
