@@ -1,6 +1,7 @@
 package nodeplan
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -79,4 +80,53 @@ func decimalInteger(s string) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil
+}
+
+// TaintUninitialized is the taint a kubelet started with an external cloud provider carries until
+// the cloud controller initializes the node (k8s.io/cloud-provider's TaintExternalCloudProvider).
+const TaintUninitialized = "node.cloudprovider.kubernetes.io/uninitialized"
+
+// EphemeralTaint reports whether t is one a node carries while it comes up and loses by itself,
+// as Karpenter lists them (matched by key and effect): not-ready (NoSchedule or NoExecute),
+// unreachable (NoSchedule), the cloud provider's uninitialized (NoSchedule), karpenter.sh/unregistered
+// (NoExecute), and any readiness.k8s.io/ taint (the node readiness controller's).
+func EphemeralTaint(t corev1.Taint) bool {
+	switch t.Key {
+	case corev1.TaintNodeNotReady:
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	case corev1.TaintNodeUnreachable, TaintUninitialized:
+		return t.Effect == corev1.TaintEffectNoSchedule
+	case TaintUnregistered:
+		return t.Effect == corev1.TaintEffectNoExecute
+	}
+	return strings.HasPrefix(t.Key, "readiness.k8s.io/")
+}
+
+// NodeInitialized reports whether a node is past its start-up: a node a NodePool launched (it
+// carries [LabelNodePool]) once its [LabelInitialized] label is "true"; any other node always,
+// as Karpenter counts nodes it does not manage.
+func NodeInitialized(n *corev1.Node) bool {
+	if n.Labels[LabelNodePool] == "" {
+		return true
+	}
+	return n.Labels[LabelInitialized] == "true"
+}
+
+// NodeTaints returns the taints a pod must tolerate to be planned onto node n, whose NodePool's
+// startup taints are startup: all of the node's once it is initialized; before, not its
+// ephemeral taints nor its startup taints, which are expected to go (Karpenter counts such a
+// node as room for the pods it is launching for). An initialized node whose not-ready or startup
+// taint is back keeps pods off: kube-scheduler will not bind there.
+func NodeTaints(n *corev1.Node, startup []corev1.Taint) []corev1.Taint {
+	if NodeInitialized(n) {
+		return n.Spec.Taints
+	}
+	var out []corev1.Taint
+	for _, t := range n.Spec.Taints {
+		if EphemeralTaint(t) || slices.ContainsFunc(startup, func(s corev1.Taint) bool { return s.MatchTaint(&t) }) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package nodeplan
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -90,6 +91,39 @@ func TestTaintString(t *testing.T) {
 	for _, tt := range tests {
 		if got := TaintString(tt.taint); got != tt.want {
 			t.Errorf("TaintString(%+v) = %q, want %q", tt.taint, got, tt.want)
+		}
+	}
+}
+
+func TestNodeTaints(t *testing.T) {
+	notReady := corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}
+	notReadyExec := corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute}
+	unreachableExec := corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute}
+	uninit := corev1.Taint{Key: TaintUninitialized, Value: "true", Effect: corev1.TaintEffectNoSchedule}
+	gate := corev1.Taint{Key: "readiness.k8s.io/cni", Effect: corev1.TaintEffectNoSchedule}
+	cni := corev1.Taint{Key: "example.com/cni", Effect: corev1.TaintEffectNoSchedule}
+	gpu := corev1.Taint{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}
+	all := []corev1.Taint{notReady, notReadyExec, unreachableExec, uninit, gate, cni, gpu}
+	startup := []corev1.Taint{{Key: "example.com/cni", Effect: corev1.TaintEffectNoSchedule}}
+	node := func(labels map[string]string) *corev1.Node {
+		n := &corev1.Node{}
+		n.Labels, n.Spec.Taints = labels, all
+		return n
+	}
+	tests := []struct {
+		name string
+		node *corev1.Node
+		want []corev1.Taint
+	}{
+		{"pool's node coming up", node(map[string]string{LabelNodePool: "p"}), []corev1.Taint{unreachableExec, gpu}},
+		{"pool's node not initialized", node(map[string]string{LabelNodePool: "p", LabelInitialized: "false"}), []corev1.Taint{unreachableExec, gpu}},
+		{"pool's node initialized", node(map[string]string{LabelNodePool: "p", LabelInitialized: "true"}), all},
+		{"node no pool launched", node(map[string]string{LabelInitialized: "false"}), all},
+	}
+	for _, tc := range tests {
+		got := NodeTaints(tc.node, startup)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("NodeTaints(%s) mismatch (-want +got):\n%s", tc.name, diff)
 		}
 	}
 }

@@ -31,12 +31,6 @@ type placement struct {
 	k int64
 }
 
-// ignoredTaints are taints a node sheds as it comes up; pods are not expected to tolerate them.
-var ignoredTaints = []string{
-	"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "node.cloudprovider.kubernetes.io/uninitialized",
-	nodeplan.TaintUnregistered,
-}
-
 func (p *problem) buildBins(in *Input) error {
 	poolByName := map[string]*pool{}
 	for _, pl := range p.pools {
@@ -86,12 +80,9 @@ func (p *problem) nodeBin(n *Node, pl *pool) *bin {
 	if pl != nil {
 		startup = pl.np.Template.StartupTaints
 	}
-	for _, t := range node.Spec.Taints {
-		if slices.Contains(ignoredTaints, t.Key) || slices.ContainsFunc(startup, func(s corev1.Taint) bool { return s.MatchTaint(&t) }) {
-			continue
-		}
-		b.taints = append(b.taints, t)
-	}
+	// Until the node is initialized, the taints it sheds as it comes up are not expected to be
+	// tolerated; after, they are real.
+	b.taints = nodeplan.NodeTaints(node, startup)
 	running := map[string]bool{}
 	for _, pod := range n.Pods {
 		if nodeplan.PodTerminal(pod) {

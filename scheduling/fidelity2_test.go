@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/scheduling"
 	"github.com/nodeplan/nodeplan/scheduling/schedulingtest"
 )
 
@@ -52,6 +53,55 @@ func TestPreferredNodeAffinityRelaxesHeaviestFirst(t *testing.T) {
 				if z != "zone-b" {
 					t.Errorf("pod %s placed in %s, want zone-b (the heaviest satisfiable term)", k, z)
 				}
+			}
+		})
+	}
+}
+
+// A node's not-ready, unreachable and cloud-uninitialized taints and its pool's startup taints
+// are expected to go only while a NodePool's node is coming up (not yet karpenter.sh/initialized):
+// Karpenter counts it as room then. Once initialized, or on a node no pool launched, they are
+// real and kube-scheduler will not bind there. Before, they were dropped on every node, so the
+// pending pod was planned onto a NotReady node and nothing was launched.
+func TestNodeTaintsEphemeralOnlyBeforeInitialized(t *testing.T) {
+	notReady := corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}
+	agent := corev1.Taint{Key: "example.com/agent-not-ready", Effect: corev1.TaintEffectNoSchedule}
+	for _, tc := range []struct {
+		name       string
+		labels     map[string]string
+		taint      corev1.Taint
+		wantOnNode bool
+	}{
+		{"managed, initializing, not-ready", map[string]string{nodeplan.LabelNodePool: "default"}, notReady, true},
+		{"managed, initializing, startup taint", map[string]string{nodeplan.LabelNodePool: "default", nodeplan.LabelInitialized: "false"}, agent, true},
+		{"managed, initialized, not-ready", map[string]string{nodeplan.LabelNodePool: "default", nodeplan.LabelInitialized: "true"}, notReady, false},
+		{"managed, initialized, startup taint back", map[string]string{nodeplan.LabelNodePool: "default", nodeplan.LabelInitialized: "true"}, agent, false},
+		{"unmanaged, not-ready", map[string]string{}, notReady, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := onePool(zonedType("m", "4", map[string]float64{"zone-a": 0.2}))
+			in.NodePools[0].Template.StartupTaints = []corev1.Taint{agent}
+			n := zonalNode("node-1", "zone-a", "4", nil)
+			for k, v := range tc.labels {
+				n.Node.Labels[k] = v
+			}
+			n.Node.Spec.Taints = []corev1.Taint{tc.taint}
+			in.Nodes = []scheduling.Node{n}
+			in.Pods = apiServerShaped(replicas("web", 1, "1"))
+			res := solveAndCheck(t, in)
+			onNode := len(existingPlacement(res, "node-1")) == 1
+			if onNode != tc.wantOnNode || len(res.Unschedulable) > 0 {
+				t.Errorf("pod on node-1 = %v, want %v (new claims %d, unschedulable: %s)", onNode, tc.wantOnNode, len(res.NodeClaims), unplacedKeys(res))
+			}
+			if !tc.wantOnNode && len(res.NodeClaims) != 1 {
+				t.Errorf("Solve launched %d claims, want 1 for the pod node-1 cannot take", len(res.NodeClaims))
+			}
+			want := 0.2
+			if tc.wantOnNode {
+				want = 0
+			}
+			if cost, unplaced, ok := schedulingtest.Optimal(in); !ok || cost != want || len(unplaced) > 0 {
+				t.Errorf("schedulingtest.Optimal(in) = %v, %v, %v, want %v, [], true", cost, unplaced, ok, want)
 			}
 		})
 	}

@@ -16,7 +16,9 @@
 //     allocatable minus its Resources;
 //   - nodeSelector and required node affinity match the node's labels (for a claim: its labels,
 //     the instance type's, the offering's zone and capacity type and karpenter.sh/nodepool),
-//     and NoSchedule/NoExecute taints are tolerated (a pool's startup taints are not checked);
+//     and NoSchedule/NoExecute taints are tolerated (a pool's startup taints are not checked,
+//     nor, on a pool's node not yet karpenter.sh/initialized, the taints it sheds as it comes
+//     up: not-ready, unreachable, uninitialized, unregistered and its startup taints);
 //   - the chosen offering is available, within the claim's requirements and the cheapest its
 //     options allow (ties allowed); the claim's requirements stay within the pool's, its labels
 //     include the pool's, and every option is in the pool's catalog and compatible;

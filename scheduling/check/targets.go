@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -133,9 +134,54 @@ func (c *checker) poolTaints(pool string) []corev1.Taint {
 	return nil
 }
 
+// lastingTaints are the taints of an existing node a pod planned there must tolerate. A node
+// launched for a NodePool (it has the karpenter.sh/nodepool label) that is not yet
+// karpenter.sh/initialized=true still carries what it came up with and will shed: the
+// kubelet's and node controller's not-ready (NoSchedule, NoExecute) and unreachable
+// (NoSchedule) taints, the external cloud provider's uninitialized one (NoSchedule),
+// karpenter.sh/unregistered (NoExecute), readiness.k8s.io/ gates, and its pool's startup
+// taints (by key and effect) — Karpenter plans pods onto it regardless. On any other node
+// every taint holds: kube-scheduler will not bind past it.
+func (c *checker) lastingTaints(n *corev1.Node) []corev1.Taint {
+	pool, launched := n.Labels[nodeplan.LabelNodePool]
+	if !launched || pool == "" || n.Labels[nodeplan.LabelInitialized] == "true" {
+		return n.Spec.Taints
+	}
+	var startup []corev1.Taint
+	if np := c.pools[pool]; np != nil {
+		startup = np.Template.StartupTaints
+	}
+	shed := func(t corev1.Taint) bool {
+		for _, s := range startup {
+			if s.Key == t.Key && s.Effect == t.Effect {
+				return true
+			}
+		}
+		if strings.HasPrefix(t.Key, "readiness.k8s.io/") {
+			return true
+		}
+		switch {
+		case t.Key == "node.kubernetes.io/not-ready":
+			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+		case t.Key == "node.kubernetes.io/unreachable", t.Key == "node.cloudprovider.kubernetes.io/uninitialized":
+			return t.Effect == corev1.TaintEffectNoSchedule
+		case t.Key == "karpenter.sh/unregistered":
+			return t.Effect == corev1.TaintEffectNoExecute
+		}
+		return false
+	}
+	var out []corev1.Taint
+	for _, t := range n.Spec.Taints {
+		if !shed(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func (c *checker) existingTarget(n *scheduling.Node) *target {
 	t := &target{kind: kindExisting, desc: fmt.Sprintf("node %q", n.Node.Name), name: n.Node.Name,
-		labels: n.Node.Labels, taints: n.Node.Spec.Taints, node: n}
+		labels: n.Node.Labels, taints: c.lastingTaints(n.Node), node: n}
 	// A cordoned node carries the unschedulable taint (the node controller adds it); only
 	// pods that tolerate it may land there.
 	unsched := corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -246,7 +247,7 @@ func (m *model) buildBins(in *scheduling.Input, daemons []dsPod) {
 		if n.Node == nil {
 			continue
 		}
-		b := mbin{name: n.Node.Name, labels: n.Node.Labels, taints: n.Node.Spec.Taints, usable: n.Node.DeletionTimestamp == nil}
+		b := mbin{name: n.Node.Name, labels: n.Node.Labels, taints: holdingTaints(n.Node, in.NodePools), usable: n.Node.DeletionTimestamp == nil}
 		if n.Node.Spec.Unschedulable {
 			b.taints = append(slices.Clone(b.taints), corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule})
 		}
@@ -263,6 +264,43 @@ func (m *model) buildBins(in *scheduling.Input, daemons []dsPod) {
 		m.bins = append(m.bins, b)
 	}
 	slices.SortFunc(m.bins, func(a, b mbin) int { return cmp.Compare(a.name, b.name) })
+}
+
+// comingUpTaints are the taints, by key and effect, that a node launched for a NodePool wears
+// until it is initialized and then loses by itself (Karpenter's known ephemeral taints).
+var comingUpTaints = map[corev1.Taint]bool{
+	{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoSchedule}:                   true,
+	{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoExecute}:                    true,
+	{Key: "node.kubernetes.io/unreachable", Effect: corev1.TaintEffectNoSchedule}:                 true,
+	{Key: "node.cloudprovider.kubernetes.io/uninitialized", Effect: corev1.TaintEffectNoSchedule}: true,
+	{Key: "karpenter.sh/unregistered", Effect: corev1.TaintEffectNoExecute}:                       true,
+}
+
+// holdingTaints are the taints that keep pods off an existing node: all of them, except on a
+// node of a NodePool that is not karpenter.sh/initialized yet, where the taints it comes up
+// with (comingUpTaints, readiness.k8s.io/ gates, its pool's startup taints) are about to go.
+func holdingTaints(n *corev1.Node, pools []nodeplan.NodePool) []corev1.Taint {
+	pool := n.Labels[nodeplan.LabelNodePool]
+	if pool == "" || n.Labels[nodeplan.LabelInitialized] == "true" {
+		return n.Spec.Taints
+	}
+	goes := map[corev1.Taint]bool{}
+	for _, np := range pools {
+		if np.Name == pool {
+			for _, t := range np.Template.StartupTaints {
+				goes[corev1.Taint{Key: t.Key, Effect: t.Effect}] = true
+			}
+		}
+	}
+	var out []corev1.Taint
+	for _, t := range n.Spec.Taints {
+		k := corev1.Taint{Key: t.Key, Effect: t.Effect}
+		if comingUpTaints[k] || goes[k] || strings.HasPrefix(t.Key, "readiness.k8s.io/") {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // admits reports whether an existing node may take the pod at all, resources aside.
