@@ -191,7 +191,9 @@ func (p *problem) tryMerge(u *poolUsage, ca, cb *claim, sc *mergeScratch) *claim
 // its candidates, and the pairs of them (in the order tried) that came to nothing. The same
 // two nodes come to nothing again where no limit reads the pool's usage: the claims improve
 // works on are replaced, never edited, except by resize, which changes a claim's shape and
-// mask (kept here to tell).
+// mask (kept here to tell). Where a limit does, a pair refused for want of room may
+// succeed once another change has freed some, so it is tried again
+// (TestMergeRetriedWhereALimitFreedRoom).
 type pairsTried struct {
 	nodes  []triedNode
 	failed [mergeCandidates]uint64 // bit j of failed[i]: nodes[i], then nodes[j], did nothing
