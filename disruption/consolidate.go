@@ -205,7 +205,7 @@ func (p *planner) evaluate(set []*nstate) (*option, *Blocked, error) {
 		c.ReplacementPrice = judged
 		c.Savings = c.Price - judged
 	}
-	need, bl := p.pdbs.need(podsOf(set))
+	need, bl := p.pdbs.needNodes(set)
 	if bl != nil {
 		return nil, bl, nil
 	}

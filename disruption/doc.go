@@ -71,8 +71,11 @@
 // a pod no controller would recreate (unless Options.AllowUnownedPods), or a PDB that cannot take
 // the evictions keeps graceful methods (emptiness, consolidation, drift on pools without a
 // terminationGracePeriod) away from its node. PDBs are computed from their spec and the pods in
-// the input ([PDBAllowed]), and the evictions of all commands in a pass must fit each PDB
-// together, not one at a time. Budgets are per pool and reason, with cron schedules in UTC,
+// the input ([PDBAllowed]). As in Karpenter, a node is a candidate when every PDB covering its
+// pods allows at least one eviction: its drain takes one eviction of each at a time, however
+// many of the PDB's pods the node has (Command.OneAtATime names the PDBs this serialises). The
+// nodes of all commands in a pass that drain a PDB's pods at once must fit its allowance
+// together, one eviction per node. Budgets are per pool and reason, with cron schedules in UTC,
 // percentages rounded up, the minimum of the active ones, nodes already disrupting counted.
 // Interruption and expiration (unless budgeted) are forceful: they ignore budgets and pod
 // blockers, but count against both, so graceful commands get only what is left.
@@ -84,7 +87,9 @@
 //  1. Launch the Replacements and wait until every one is initialized. If one fails, abandon
 //     the command: nothing has been touched yet.
 //  2. Taint the Nodes with karpenter.sh/disrupted:NoSchedule so nothing new lands on them.
-//  3. Drain them through the Eviction API, which enforces PDBs; a 429 means retry later.
+//  3. Drain them through the Eviction API, which enforces PDBs; a 429 means retry later. A
+//     PDB allowing one eviction lets the drain evict its pods one at a time, each once the
+//     pod evicted before it has a Ready replacement (Command.OneAtATime).
 //  4. Only when the NodePool's terminationGracePeriod runs out may the remaining pods be
 //     deleted without eviction; with no terminationGracePeriod the drain waits.
 //  5. Delete the instances.

@@ -36,6 +36,9 @@ func render(r disruption.Result) string {
 		if len(c.Unplaced) > 0 {
 			fmt.Fprintf(&b, "  unplaced %s\n", strings.Join(c.Unplaced, ","))
 		}
+		if len(c.OneAtATime) > 0 {
+			fmt.Fprintf(&b, "  evict one at a time under PDB %s\n", strings.Join(c.OneAtATime, ","))
+		}
 	}
 	for _, bl := range r.Blocked {
 		fmt.Fprintf(&b, "keep %s (%s) %s [%s]: %s\n", bl.Node, bl.NodePool, bl.Code, bl.Object, bl.Message)

@@ -99,38 +99,57 @@ func checkInvariants(t tb, in disruption.Input, r disruption.Result) {
 		}
 	}
 
-	// PDBs: forceful evictions use allowances first; the graceful ones must fit what is left.
+	// PDBs: forceful evictions use allowances first, one per healthy pod. A graceful drain takes
+	// one per node with healthy pods of the PDB — it evicts them one at a time, as the PDB
+	// lets it (Karpenter's rule: every PDB allows one) — and the nodes draining at once must
+	// fit what is left.
 	var all []*corev1.Pod
-	byKey := map[string]*corev1.Pod{}
 	for _, n := range in.Nodes {
 		all = append(all, n.Pods...)
-		for _, p := range n.Pods {
-			byKey[nodeplan.PodKey(p)] = p
-		}
 	}
 	all = append(all, in.Pending...)
+	evicted := map[string]bool{}
+	for _, c := range r.Commands {
+		for _, k := range c.Pods {
+			evicted[k] = true
+		}
+	}
 	for _, pdb := range in.PDBs {
 		allowed, _, _ := disruption.PDBAllowed(pdb, all)
 		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
 		if err != nil {
 			continue
 		}
+		covers := func(p *corev1.Pod) bool {
+			return p.Namespace == pdb.Namespace && sel.Matches(labels.Set(p.Labels)) && ready(p) && evicted[nodeplan.PodKey(p)]
+		}
 		forced, graceful := 0, 0
+		var serial []string
 		for _, c := range r.Commands {
-			for _, k := range c.Pods {
-				p := byKey[k]
-				if p.Namespace != pdb.Namespace || !sel.Matches(labels.Set(p.Labels)) || !ready(p) {
-					continue
+			for _, name := range c.Nodes {
+				count := 0
+				for _, p := range nodes[name].Pods {
+					if covers(p) {
+						count++
+					}
 				}
-				if c.Forceful {
-					forced++
-				} else {
+				switch {
+				case count == 0:
+				case c.Forceful:
+					forced += count
+				default:
 					graceful++
+				}
+				if count > 1 && !slices.Contains(c.OneAtATime, pdb.Namespace+"/"+pdb.Name) {
+					serial = append(serial, name)
 				}
 			}
 		}
 		if graceful > 0 && graceful > max(allowed-forced, 0) {
-			t.Errorf("PDB %s/%s allows %d disruptions, forceful commands take %d, and graceful ones evict %d more", pdb.Namespace, pdb.Name, allowed, forced, graceful)
+			t.Errorf("PDB %s/%s allows %d disruptions, forceful commands take %d, and %d nodes drain its pods gracefully at once", pdb.Namespace, pdb.Name, allowed, forced, graceful)
+		}
+		if len(serial) > 0 {
+			t.Errorf("nodes %v have several pods of PDB %s/%s but their command's OneAtATime does not name it", serial, pdb.Namespace, pdb.Name)
 		}
 	}
 

@@ -236,6 +236,7 @@ func (p *planner) command(reason nodeplan.DisruptionReason, set []*nstate, sim s
 	sortStrings(c.Nodes)
 	sortStrings(c.Pods)
 	c.NodePools = sortedPools(pools)
+	c.OneAtATime = p.pdbs.oneAtATime(set)
 	c.Moves = sim.result.Existing
 	c.Replacements = p.nameClaims(c.Nodes[0], p.band(sim.result.NodeClaims))
 	for _, u := range sim.result.Unschedulable {

@@ -140,11 +140,18 @@ func newPDBSet(pdbs []*policyv1.PodDisruptionBudget, pods []*corev1.Pod) *pdbSet
 	return s
 }
 
-// pdbNeed is what evicting a set of pods takes from each PDB.
+// pdbNeed is what a move takes from each PDB's allowance this pass, by index into pdbSet.list.
 type pdbNeed map[int]int
 
-// need returns what evicting pods takes from each PDB, or a blocker: a pod under two PDBs
-// (the Eviction API refuses it) or an unhealthy pod its PDB will not let go.
+// need returns what draining one node's pods takes from each PDB, or a blocker: a pod under
+// two PDBs (the Eviction API refuses it) or an unhealthy pod its PDB will not let go.
+//
+// A graceful drain takes one eviction from each PDB covering the node's healthy pods, however
+// many of them the node has: Karpenter's rule (pdb.Limits.CanEvictPods) is that every PDB must
+// allow at least one eviction, and the drain then evicts through the Eviction API, which
+// answers 429 until the PDB allows the next — once the pod evicted before has a Ready
+// replacement. So a PDB allowing 1 lets a node with 3 of its pods go, one pod at a time, and
+// lets only one such node drain at once. Command.OneAtATime names the PDBs this serialises.
 func (s *pdbSet) need(pods []*corev1.Pod) (pdbNeed, *Blocked) {
 	var n pdbNeed
 	for _, p := range pods {
@@ -170,24 +177,65 @@ func (s *pdbSet) need(pods []*corev1.Pod) (pdbNeed, *Blocked) {
 		if n == nil {
 			n = pdbNeed{}
 		}
-		n[idx[0]]++
+		n[idx[0]] = 1
 	}
 	return n, nil
+}
+
+// needNodes is what draining every node of set takes: one eviction per PDB per node, the
+// nodes draining at once.
+func (s *pdbSet) needNodes(set []*nstate) (pdbNeed, *Blocked) {
+	var total pdbNeed
+	for _, st := range set {
+		n, bl := s.need(st.movable)
+		if bl != nil {
+			return nil, bl
+		}
+		total = total.add(n)
+	}
+	return total, nil
+}
+
+// oneAtATime returns the keys, sorted, of the PDBs with more than one healthy pod on a node of
+// set: their drain evicts those pods one at a time, each waiting until the PDB allows it.
+func (s *pdbSet) oneAtATime(set []*nstate) []string {
+	var keys []string
+	for _, st := range set {
+		count := map[int]int{}
+		for _, p := range st.movable {
+			idx := s.byPod[p.Namespace+"/"+p.Name]
+			if len(idx) == 1 && podHealthy(p) {
+				count[idx[0]]++
+			}
+		}
+		for i, c := range count {
+			if c > 1 && !slices.Contains(keys, s.list[i].key) {
+				keys = append(keys, s.list[i].key)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // check reports the first PDB (by key) that cannot take need on top of what is used.
 func (s *pdbSet) check(n pdbNeed) *Blocked {
 	for _, i := range sortedKeys(n) {
 		st := s.list[i]
-		if st.used+n[i] > st.allowed {
-			msg := fmt.Sprintf("PDB %s allows %d disruptions now (%d healthy, %d required) and the node has %d of its pods",
-				st.key, st.allowed, st.healthy, st.desired, n[i])
-			if st.used > 0 {
-				msg = fmt.Sprintf("PDB %s allows %d disruptions now (%d healthy, %d required), %d already planned this pass, and the move would evict %d more of its pods",
-					st.key, st.allowed, st.healthy, st.desired, st.used, n[i])
-			}
-			return &Blocked{Code: CodePDB, Object: st.key, Message: msg}
+		if st.used+n[i] <= st.allowed {
+			continue
 		}
+		msg := fmt.Sprintf("PDB %s allows %d disruptions now (%d healthy, %d required)", st.key, st.allowed, st.healthy, st.desired)
+		switch {
+		case st.allowed == 0:
+			msg += ", so none of its pods can be evicted"
+		case st.used > 0:
+			msg += fmt.Sprintf(", %d already taken by evictions planned this pass, and the move would drain its pods from %d more nodes at once",
+				st.used, n[i])
+		default:
+			msg += fmt.Sprintf(", and the move would drain its pods from %d nodes at once", n[i])
+		}
+		return &Blocked{Code: CodePDB, Object: st.key, Message: msg}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +127,50 @@ func TestValidate(t *testing.T) {
 		Pending: []*corev1.Pod{newPod("p", "1", "1Gi")}}
 	if _, err := disruption.Plan(ctx, ok); !errors.Is(err, context.Canceled) {
 		t.Errorf("Plan(cancelled) error = %v, want context.Canceled", err)
+	}
+}
+
+// TestPDBOneEvictionAtATime is seed 000's remedy: a node whose 3 pods share one PDB stays while
+// the PDB allows no eviction (minAvailable 3), and is consolidated once it allows one
+// (maxUnavailable 1), as in Karpenter — its drain evicts them one at a time, each eviction
+// waiting until the PDB allows the next, which the command says.
+func TestPDBOneEvictionAtATime(t *testing.T) {
+	num := func(n int) *intstr.IntOrString { v := intstr.FromInt32(int32(n)); return &v }
+	for _, tc := range []struct {
+		name             string
+		minAvail, maxUnv *intstr.IntOrString
+		disrupted        bool
+	}{
+		{"minAvailable 3", num(3), nil, false},
+		{"maxUnavailable 1", nil, num(1), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			busy := newNode(t, "n0", "m5.xlarge", "default", withPods(pods("web", 4, "500m", "1Gi")...))
+			busy.Node.Annotations[nodeplan.AnnotationDoNotDisrupt] = "true" // it stays, and takes the db pods
+			idle := newNode(t, "n1", "m5.xlarge", "default", withPods(pods("db", 3, "100m", "128Mi", app("db"))...))
+			pdb := pdbMinAvailable("db", "db", 0)
+			pdb.Spec.MinAvailable, pdb.Spec.MaxUnavailable = tc.minAvail, tc.maxUnv
+			in := disruption.Input{Nodes: []disruption.Node{busy, idle}, NodePools: []nodeplan.NodePool{pool("default", budget("100%"))},
+				InstanceTypes: testCatalog(t), Now: t0, PDBs: []*policyv1.PodDisruptionBudget{pdb}}
+			r, err := disruption.Plan(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, in, r)
+			c, ok := commandFor(r, "n1")
+			if ok != tc.disrupted {
+				t.Fatalf("n1 disrupted = %v, want %v\n%s", ok, tc.disrupted, render(r))
+			}
+			if !ok {
+				b, _ := blockedOf(r, "n1")
+				if b.Code != disruption.CodePDB || !strings.Contains(b.Message, "PDB default/db allows 0") {
+					t.Errorf("n1 stays with %s %q, want the PDB that allows no eviction", b.Code, b.Message)
+				}
+				return
+			}
+			if want := []string{"default/db"}; !slices.Equal(c.OneAtATime, want) {
+				t.Errorf("command OneAtATime = %v, want %v", c.OneAtATime, want)
+			}
+		})
 	}
 }

@@ -50,6 +50,12 @@ type Command struct {
 	// Pods are the keys of every pod the command evicts (DaemonSet and mirror pods excluded),
 	// sorted.
 	Pods []string
+	// OneAtATime names, sorted ("namespace/name"), the PDBs that cover more than one of a
+	// node's Pods. The pass counts one eviction of each PDB per node, as Karpenter does (every
+	// PDB must allow one), so the drain evicts those pods one at a time: the Eviction API
+	// answers 429 until the PDB allows the next, once the pod evicted before it has a Ready
+	// replacement.
+	OneAtATime []string
 	// Unplaced are evicted pods the simulation found no room for; only forceful commands have
 	// any. They go pending and the provisioner takes them.
 	Unplaced []string

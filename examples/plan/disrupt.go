@@ -178,7 +178,10 @@ type commandReport struct {
 	Nodes        []string            `json:"nodes"`
 	Replacements []replacementReport `json:"replacements"`
 	Pods         []string            `json:"pods"`
-	Savings      float64             `json:"savings"` // $/h
+	// OneAtATime are the PDBs with several of a node's pods: the drain evicts them one at a
+	// time, each when the PDB allows it again.
+	OneAtATime []string `json:"oneAtATime"`
+	Savings    float64  `json:"savings"` // $/h
 }
 
 // replacementReport is a node launched in place of removed ones, costed at its cheapest option.
@@ -205,6 +208,7 @@ func newDisruptReport(res disruption.Result) disruptReport {
 			Nodes:        nonNil(c.Nodes),
 			Replacements: []replacementReport{},
 			Pods:         nonNil(c.Pods),
+			OneAtATime:   nonNil(c.OneAtATime),
 			Savings:      roundPrice(c.Savings),
 		}
 		for _, r := range c.Replacements {
@@ -240,6 +244,12 @@ func (rep disruptReport) writeText(w io.Writer, elapsed time.Duration) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", c.Action, c.Reason, strings.Join(c.Nodes, ", "), replText, len(c.Pods), dollars(c.Savings))
 			savings += c.Savings
+		}
+		for _, c := range rep.Commands {
+			for _, pdb := range c.OneAtATime {
+				fmt.Fprintf(tw, "%s: evicts the pods of PDB %s one at a time, each once the PDB allows it again (the previous pod's replacement Ready)\n",
+					strings.Join(c.Nodes, ", "), pdb)
+			}
 		}
 		fmt.Fprintln(tw)
 	}
