@@ -16,22 +16,24 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// API versions and kinds of the Karpenter v1 objects this package reads and writes.
+// The API version and kind of Karpenter's v1 NodePool, which this package reads and writes;
+// node-class kinds are their providers' ([NodeClassKinds]).
 const (
-	NodePoolAPIVersion     = "karpenter.sh/v1"
-	EC2NodeClassAPIVersion = "karpenter.k8s.aws/v1"
-	KindNodePool           = "NodePool"
-	KindEC2NodeClass       = "EC2NodeClass"
+	NodePoolAPIVersion = "karpenter.sh/v1"
+	KindNodePool       = "NodePool"
 )
 
 // Manifests are the objects read from Karpenter v1 YAML, each kind in document order.
 type Manifests struct {
-	NodePools      []NodePool
-	EC2NodeClasses []EC2NodeClass
+	NodePools []NodePool
+	// NodeClasses are the objects of the registered node-class kinds ([NodeClassKinds]), in
+	// document order.
+	NodeClasses []NodeClass
 	// Skipped lists the objects of kinds DecodeManifests does not read but that belong beside
-	// NodePools — Karpenter's NodeOverlay, NodeClaim or CapacityBuffer, another provider's node
-	// class — so a stream such as `kubectl get nodepools,ec2nodeclasses,nodeoverlays -o yaml`
-	// loads. A caller can report them; they are not errors.
+	// NodePools — Karpenter's NodeOverlay, NodeClaim or CapacityBuffer, a node class of a kind
+	// no registered provider reads — so a stream such as
+	// `kubectl get nodepools,ec2nodeclasses,nodeoverlays -o yaml` loads. A caller can report
+	// them; they are not errors.
 	Skipped []SkippedObject
 }
 
@@ -47,8 +49,9 @@ type SkippedObject struct {
 
 // skipReason returns why an object of this apiVersion and kind is skipped rather than rejected,
 // or "" when it is an error: only known kinds that go with Karpenter's are skipped, so a typo in
-// "NodePool" or "EC2NodeClass" still fails.
-func skipReason(apiVersion, kind string) string {
+// "NodePool" or in a registered node-class kind (in the group a registered kind serves) still
+// fails.
+func (d *manifestDecoder) skipReason(apiVersion, kind string) string {
 	group, version, grouped := strings.Cut(apiVersion, "/")
 	if !grouped || group == "" || version == "" {
 		return "" // Karpenter's kinds all live in API groups
@@ -60,18 +63,64 @@ func skipReason(apiVersion, kind string) string {
 		return "a Karpenter NodeClaim: the record of a launch, not configuration"
 	case kind == "CapacityBuffer":
 		return "a CapacityBuffer: nodeplan does not provision buffers from this input"
-	case strings.HasSuffix(kind, "NodeClass") && kind != KindEC2NodeClass && group != "karpenter.k8s.aws":
-		return fmt.Sprintf("another provider's node class (%s %s): nodeplan reads EC2NodeClasses", apiVersion, kind)
+	case strings.HasSuffix(kind, "NodeClass") && !d.servesGroup(group):
+		return fmt.Sprintf("a node class of a kind no registered provider reads (%s %s); this stream reads %s", apiVersion, kind, d.kindsRead())
 	}
 	return ""
 }
 
-// DecodeManifests reads karpenter.sh/v1 NodePool and karpenter.k8s.aws/v1 EC2NodeClass objects
-// from YAML or JSON, split with apimachinery's readers as kubectl splits them: one document or
+// servesGroup reports whether a registered node-class kind is in the API group.
+func (d *manifestDecoder) servesGroup(group string) bool {
+	return slices.ContainsFunc(d.classKinds, func(k NodeClassKind) bool { return groupOf(k.APIVersion) == group })
+}
+
+// classKind returns the registered node-class kind of this name, preferring the one of
+// apiVersion's group, so an object of the right kind under the wrong version is read and told
+// which version to use.
+func (d *manifestDecoder) classKind(apiVersion, kind string) (NodeClassKind, bool) {
+	var found NodeClassKind
+	ok := false
+	for _, k := range d.classKinds {
+		if k.Kind != kind {
+			continue
+		}
+		if k.APIVersion == apiVersion || groupOf(k.APIVersion) == groupOf(apiVersion) {
+			return k, true
+		}
+		if !ok {
+			found, ok = k, true
+		}
+	}
+	return found, ok
+}
+
+// kindsRead lists what the stream reads: `NodePool (karpenter.sh/v1) or EC2NodeClass
+// (karpenter.k8s.aws/v1)`.
+func (d *manifestDecoder) kindsRead() string {
+	names := []string{fmt.Sprintf("%s (%s)", KindNodePool, NodePoolAPIVersion)}
+	for _, k := range d.classKinds {
+		names = append(names, fmt.Sprintf("%s (%s)", k.Kind, k.APIVersion))
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// DecodeManifests reads karpenter.sh/v1 NodePool objects, and the node classes of the kinds
+// registered in [DefaultNodeClassKinds] (karpenter.k8s.aws/v1 EC2NodeClass), from YAML or
+// JSON; it is [NodeClassKinds.DecodeManifests]
+// of the default set.
+func DecodeManifests(data []byte) (Manifests, error) {
+	return DefaultNodeClassKinds.DecodeManifests(data)
+}
+
+// DecodeManifests reads karpenter.sh/v1 NodePool objects and the node classes of the kinds in
+// r from YAML or JSON, split with apimachinery's readers as kubectl splits them: one document or
 // many separated by "---" lines, a stream of JSON objects, and "kind: List" documents as
 // `kubectl get -o yaml|json` writes them (status and server-set metadata are ignored). Empty
 // documents are skipped. Objects that go with Karpenter's but that this package does not read
-// (a NodeOverlay, another provider's node class) are listed in [Manifests.Skipped]; any other
+// (a NodeOverlay, a node class of a kind not in r) are listed in [Manifests.Skipped]; any other
 // kind or API version is an error naming the document and the kind.
 //
 // Every problem in the input is reported at once, joined with errors.Join: YAML syntax errors per
@@ -88,15 +137,16 @@ func skipReason(apiVersion, kind string) string {
 // contradict each other; taint effects; durations (Go syntax: "30s", "1h30m", "720h"; "Never"
 // where Karpenter allows it); consolidationPolicy; budgets (nodes a count or 0-100%, a cron
 // schedule and a duration set together, reasons among Empty, Underutilized and Drifted, at most
-// 50); non-negative quantities in limits; and, for EC2NodeClasses, [EC2NodeClass.Validate].
+// 50); non-negative quantities in limits; and, for node classes, what their kind's
+// [NodeClassKind.Decode] checks, a valid object name and names unique per kind.
 //
 // Fields Karpenter defaults are filled in as its API server would: consolidationPolicy
-// WhenEmptyOrUnderutilized, consolidateAfter 0s, expireAfter 720h, a budget's nodes 10%, and an
-// EC2NodeClass's metadataOptions ([MetadataOptions.WithDefaults]). Omitted budgets stay nil, so the
-// library's default of one 10% budget applies; "budgets: []" (no limit) stays an empty slice.
-// metadata other than name and the whole status are ignored.
-func DecodeManifests(data []byte) (Manifests, error) {
-	d := manifestDecoder{}
+// WhenEmptyOrUnderutilized, consolidateAfter 0s, expireAfter 720h, a budget's nodes 10% (a node
+// class's kind fills its own). Omitted budgets stay nil, so the library's default of one 10%
+// budget applies; "budgets: []" (no limit) stays an empty slice. metadata other than name and
+// the whole status are ignored.
+func (r *NodeClassKinds) DecodeManifests(data []byte) (Manifests, error) {
+	d := manifestDecoder{classKinds: r.Kinds()}
 	docs, err := readDocuments(data)
 	if err != nil {
 		d.errs = append(d.errs, err)
@@ -119,15 +169,16 @@ func DecodeNodePools(data []byte) ([]NodePool, error) {
 	return m.NodePools, err
 }
 
-// DecodeEC2NodeClasses is [DecodeManifests] for callers that want the EC2NodeClasses only.
-func DecodeEC2NodeClasses(data []byte) ([]EC2NodeClass, error) {
-	m, err := DecodeManifests(data)
-	return m.EC2NodeClasses, err
+// EncodeManifests is [NodeClassKinds.EncodeManifests] of [DefaultNodeClassKinds].
+func EncodeManifests(m Manifests) ([]byte, error) {
+	return DefaultNodeClassKinds.EncodeManifests(m)
 }
 
-// EncodeManifests writes m as Karpenter v1 YAML, NodePools first, one document each, separated
-// by "---" lines. Decoding the output gives m back (see [EncodeNodePool] for the exceptions).
-func EncodeManifests(m Manifests) ([]byte, error) {
+// EncodeManifests writes m as Karpenter v1 YAML, NodePools first, then node classes, one
+// document each, separated by "---" lines; each node class is written by its kind's
+// [NodeClassKind.Encode], and a class whose kind r does not hold is an error. Decoding the
+// output gives m back (see [EncodeNodePool] for the exceptions). Skipped is not written.
+func (r *NodeClassKinds) EncodeManifests(m Manifests) ([]byte, error) {
 	var docs [][]byte
 	for _, p := range m.NodePools {
 		b, err := EncodeNodePool(p)
@@ -136,10 +187,14 @@ func EncodeManifests(m Manifests) ([]byte, error) {
 		}
 		docs = append(docs, b)
 	}
-	for _, c := range m.EC2NodeClasses {
-		b, err := EncodeEC2NodeClass(c)
+	for _, c := range m.NodeClasses {
+		k, ok := r.Lookup(c.APIVersion, c.Kind)
+		if !ok {
+			return nil, fmt.Errorf("nodeplan: encoding %s: no NodeClassKind registered for %s %s", objectName(c.Kind, c.Name, ""), c.APIVersion, c.Kind)
+		}
+		b, err := k.Encode(c.Spec)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("nodeplan: encoding %s: %w", objectName(c.Kind, c.Name, ""), err)
 		}
 		docs = append(docs, b)
 	}
@@ -208,9 +263,10 @@ func leadingBlankLines(doc []byte) int {
 
 // manifestDecoder accumulates the objects and errors of one input.
 type manifestDecoder struct {
-	numbered bool // the input has several documents: name them in errors
-	out      Manifests
-	errs     []error
+	classKinds []NodeClassKind // the node-class kinds read, a snapshot of the registry
+	numbered   bool            // the input has several documents: name them in errors
+	out        Manifests
+	errs       []error
 	// where each object came from, for duplicate-name errors
 	poolFrom, classFrom []string
 }
@@ -262,14 +318,13 @@ func (d *manifestDecoder) object(v any, where string, listAllowed bool) {
 	w.object = objectName(kind, name, where)
 
 	wantVersion := ""
+	class, isClass := NodeClassKind{}, false
 	switch kind {
 	case KindNodePool:
 		wantVersion = NodePoolAPIVersion
-	case KindEC2NodeClass:
-		wantVersion = EC2NodeClassAPIVersion
 	case "List":
 		if !listAllowed {
-			w.fail("kind", kind, "NodePool or EC2NodeClass (lists do not nest)")
+			w.fail("kind", kind, d.kindsRead()+" (lists do not nest)")
 			break
 		}
 		items, _ := root.list("items")
@@ -281,13 +336,17 @@ func (d *manifestDecoder) object(v any, where string, listAllowed bool) {
 		}
 		return
 	case "":
-		w.fail("kind", "", "required: NodePool (karpenter.sh/v1) or EC2NodeClass (karpenter.k8s.aws/v1)")
+		w.fail("kind", "", "required: "+d.kindsRead())
 	default:
-		if reason := skipReason(apiVersion, kind); reason != "" {
+		if class, isClass = d.classKind(apiVersion, kind); isClass {
+			wantVersion = class.APIVersion
+			break
+		}
+		if reason := d.skipReason(apiVersion, kind); reason != "" {
 			d.out.Skipped = append(d.out.Skipped, SkippedObject{APIVersion: apiVersion, Kind: kind, Name: name, Where: where, Reason: reason})
 			return
 		}
-		w.fail("kind", kind, "a kind this package reads: NodePool (karpenter.sh/v1) or EC2NodeClass (karpenter.k8s.aws/v1)")
+		w.fail("kind", kind, "a kind this stream reads: "+d.kindsRead())
 	}
 	if wantVersion == "" {
 		d.collect(w)
@@ -310,8 +369,8 @@ func (d *manifestDecoder) object(v any, where string, listAllowed bool) {
 		w.fail("metadata.name", name, msg)
 	}
 
-	switch kind {
-	case KindNodePool:
+	switch {
+	case kind == KindNodePool:
 		p := decodeNodePoolSpec(w, root.child("spec"))
 		p.Name = name
 		root.finish(nil)
@@ -319,13 +378,12 @@ func (d *manifestDecoder) object(v any, where string, listAllowed bool) {
 			d.out.NodePools = append(d.out.NodePools, p)
 			d.poolFrom = append(d.poolFrom, where)
 		}
-	case KindEC2NodeClass:
-		c := decodeEC2NodeClassSpec(w, root.child("spec"))
-		c.Name = name
+	case isClass:
+		spec, err := class.Decode(name, &ManifestObject{root.child("spec")})
 		root.finish(nil)
-		w.addValidation(c.Validate())
+		w.addValidation(err)
 		if d.collect(w) {
-			d.out.EC2NodeClasses = append(d.out.EC2NodeClasses, c)
+			d.out.NodeClasses = append(d.out.NodeClasses, NodeClass{APIVersion: apiVersion, Kind: kind, Name: name, Spec: spec})
 			d.classFrom = append(d.classFrom, where)
 		}
 	}
@@ -333,12 +391,17 @@ func (d *manifestDecoder) object(v any, where string, listAllowed bool) {
 
 // addValidation adds the errors of a Validate method, skipping those about fields that already
 // failed to parse (a field that did not parse reads as zero, which would be reported again) and
-// about metadata.name (checked already).
+// about metadata.name (checked already). An error that is not a [*FieldError] is reported as a
+// problem of the spec.
 func (w *walker) addValidation(err error) {
 	parsed := slices.Clone(w.errs)
 	for _, err := range unwrapAll(err) {
 		var fe *FieldError
-		if !errors.As(err, &fe) || fe.Field == "metadata.name" {
+		if !errors.As(err, &fe) {
+			w.fail("spec", "", "valid: "+err.Error())
+			continue
+		}
+		if fe.Field == "metadata.name" {
 			continue
 		}
 		if slices.ContainsFunc(parsed, func(p *FieldError) bool { return within(fe.Field, p.Field) }) {
@@ -384,12 +447,20 @@ func (d *manifestDecoder) checkUnique() {
 	for i, p := range d.out.NodePools {
 		pools[i] = p.Name
 	}
-	classes := make([]string, len(d.out.EC2NodeClasses))
-	for i, c := range d.out.EC2NodeClasses {
-		classes[i] = c.Name
-	}
 	check(KindNodePool, pools, d.poolFrom)
-	check(KindEC2NodeClass, classes, d.classFrom)
+	// Node-class names are unique per kind, kinds in the order they first appear.
+	var kinds []string
+	names, from := map[string][]string{}, map[string][]string{}
+	for i, c := range d.out.NodeClasses {
+		if _, seen := names[c.Kind]; !seen {
+			kinds = append(kinds, c.Kind)
+		}
+		names[c.Kind] = append(names[c.Kind], c.Name)
+		from[c.Kind] = append(from[c.Kind], d.classFrom[i])
+	}
+	for _, k := range kinds {
+		check(k, names[k], from[k])
+	}
 }
 
 // objectName names an object for errors: `NodePool "gpu" (document 2)`.

@@ -1,132 +1,159 @@
 package nodeplan
 
 import (
+	"fmt"
 	"math"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
 
+// The API version and kind of Karpenter's EC2NodeClass.
+const (
+	EC2NodeClassAPIVersion = "karpenter.k8s.aws/v1"
+	KindEC2NodeClass       = "EC2NodeClass"
+)
+
+func init() {
+	DefaultNodeClassKinds.Register(NodeClassKind{APIVersion: EC2NodeClassAPIVersion, Kind: KindEC2NodeClass,
+		Decode: decodeEC2NodeClass, Encode: encodeEC2NodeClass})
+}
+
+// DecodeEC2NodeClasses is [DecodeManifests] for callers that want the EC2NodeClasses only.
+func DecodeEC2NodeClasses(data []byte) ([]EC2NodeClass, error) {
+	m, err := DecodeManifests(data)
+	return EC2NodeClasses(m), err
+}
+
+// EC2NodeClasses returns the EC2NodeClasses of m, in document order.
+func EC2NodeClasses(m Manifests) []EC2NodeClass {
+	var out []EC2NodeClass
+	for _, c := range m.NodeClasses {
+		if nc, ok := c.Spec.(EC2NodeClass); ok {
+			out = append(out, nc)
+		}
+	}
+	return out
+}
+
 var ec2NodeClassHints = map[string]string{
 	"launchTemplate": "launch templates were removed in Karpenter v1beta1; use the EC2NodeClass fields",
 }
 
-func decodeEC2NodeClassSpec(w *walker, spec *node) EC2NodeClass {
-	var c EC2NodeClass
-	family, _ := spec.str("amiFamily")
+func decodeEC2NodeClass(name string, spec *ManifestObject) (any, error) {
+	c := EC2NodeClass{Name: name}
+	family, _ := spec.Str("amiFamily")
 	c.AMIFamily = AMIFamily(family)
 
-	terms, _ := spec.objects("amiSelectorTerms")
+	terms, _ := spec.Objects("amiSelectorTerms")
 	for _, t := range terms {
 		var term AMISelectorTerm
-		term.Alias, _ = t.str("alias")
-		term.ID, _ = t.str("id")
-		term.Name, _ = t.str("name")
-		term.Owner, _ = t.str("owner")
-		term.SSMParameter, _ = t.str("ssmParameter")
-		term.Tags = t.stringMap("tags")
-		t.finish(nil)
+		term.Alias, _ = t.Str("alias")
+		term.ID, _ = t.Str("id")
+		term.Name, _ = t.Str("name")
+		term.Owner, _ = t.Str("owner")
+		term.SSMParameter, _ = t.Str("ssmParameter")
+		term.Tags = t.StringMap("tags")
+		t.Finish(nil)
 		c.AMISelectorTerms = append(c.AMISelectorTerms, term)
 	}
-	subnets, _ := spec.objects("subnetSelectorTerms")
+	subnets, _ := spec.Objects("subnetSelectorTerms")
 	for _, t := range subnets {
 		var term SubnetSelectorTerm
-		term.ID, _ = t.str("id")
-		term.Tags = t.stringMap("tags")
-		t.finish(nil)
+		term.ID, _ = t.Str("id")
+		term.Tags = t.StringMap("tags")
+		t.Finish(nil)
 		c.SubnetSelectorTerms = append(c.SubnetSelectorTerms, term)
 	}
-	groups, _ := spec.objects("securityGroupSelectorTerms")
+	groups, _ := spec.Objects("securityGroupSelectorTerms")
 	for _, t := range groups {
 		var term SecurityGroupSelectorTerm
-		term.ID, _ = t.str("id")
-		term.Name, _ = t.str("name")
-		term.Tags = t.stringMap("tags")
-		t.finish(nil)
+		term.ID, _ = t.Str("id")
+		term.Name, _ = t.Str("name")
+		term.Tags = t.StringMap("tags")
+		t.Finish(nil)
 		c.SecurityGroupSelectorTerms = append(c.SecurityGroupSelectorTerms, term)
 	}
-	reservations, _ := spec.objects("capacityReservationSelectorTerms")
+	reservations, _ := spec.Objects("capacityReservationSelectorTerms")
 	for _, t := range reservations {
 		var term CapacityReservationSelectorTerm
-		term.ID, _ = t.str("id")
-		term.OwnerID, _ = t.str("ownerID")
-		term.Tags = t.stringMap("tags")
-		t.finish(nil)
+		term.ID, _ = t.Str("id")
+		term.OwnerID, _ = t.Str("ownerID")
+		term.Tags = t.StringMap("tags")
+		t.Finish(nil)
 		c.CapacityReservationSelectorTerms = append(c.CapacityReservationSelectorTerms, term)
 	}
 
-	c.Role, _ = spec.str("role")
-	c.InstanceProfile, _ = spec.str("instanceProfile")
-	c.Kubelet = decodeKubelet(w, spec.child("kubelet"))
+	c.Role, _ = spec.Str("role")
+	c.InstanceProfile, _ = spec.Str("instanceProfile")
+	c.Kubelet = decodeKubelet(spec.Object("kubelet"))
 
-	bdms, _ := spec.objects("blockDeviceMappings")
+	bdms, _ := spec.Objects("blockDeviceMappings")
 	for _, b := range bdms {
 		var m BlockDeviceMapping
-		m.DeviceName, _ = b.str("deviceName")
-		if root := b.boolean("rootVolume"); root != nil {
+		m.DeviceName, _ = b.Str("deviceName")
+		if root := b.Bool("rootVolume"); root != nil {
 			m.RootVolume = *root
 		}
-		if b.has("ebs") {
-			e := b.child("ebs")
+		if b.Has("ebs") {
+			e := b.Object("ebs")
 			var dev BlockDevice
-			if e.has("volumeSize") {
-				dev.VolumeSize, _ = w.quantity(e.at("volumeSize"), e.get("volumeSize"))
-			}
-			dev.VolumeType, _ = e.str("volumeType")
-			dev.IOPS, _ = e.integer("iops", 0, math.MaxInt64)
-			dev.Throughput, _ = e.integer("throughput", 0, math.MaxInt64)
-			dev.Encrypted = e.boolean("encrypted")
-			dev.KMSKeyID, _ = e.str("kmsKeyID")
-			dev.DeleteOnTermination = e.boolean("deleteOnTermination")
-			dev.SnapshotID, _ = e.str("snapshotID")
-			rate, _ := e.integer("volumeInitializationRate", 0, math.MaxInt32)
+			dev.VolumeSize, _ = e.Quantity("volumeSize")
+			dev.VolumeType, _ = e.Str("volumeType")
+			dev.IOPS, _ = e.Int("iops", 0, math.MaxInt64)
+			dev.Throughput, _ = e.Int("throughput", 0, math.MaxInt64)
+			dev.Encrypted = e.Bool("encrypted")
+			dev.KMSKeyID, _ = e.Str("kmsKeyID")
+			dev.DeleteOnTermination = e.Bool("deleteOnTermination")
+			dev.SnapshotID, _ = e.Str("snapshotID")
+			rate, _ := e.Int("volumeInitializationRate", 0, math.MaxInt32)
 			dev.VolumeInitializationRate = int32(rate)
-			e.finish(nil)
+			e.Finish(nil)
 			m.EBS = &dev
 		}
-		b.finish(nil)
+		b.Finish(nil)
 		c.BlockDeviceMappings = append(c.BlockDeviceMappings, m)
 	}
 
-	policy, _ := spec.str("instanceStorePolicy")
+	policy, _ := spec.Str("instanceStorePolicy")
 	c.InstanceStorePolicy = InstanceStorePolicy(policy)
-	md := spec.child("metadataOptions")
-	c.MetadataOptions.HTTPEndpoint, _ = md.str("httpEndpoint")
-	c.MetadataOptions.HTTPProtocolIPv6, _ = md.str("httpProtocolIPv6")
-	c.MetadataOptions.HTTPPutResponseHopLimit, _ = md.integer("httpPutResponseHopLimit", 1, 64)
-	c.MetadataOptions.HTTPTokens, _ = md.str("httpTokens")
-	md.finish(nil)
+	md := spec.Object("metadataOptions")
+	c.MetadataOptions.HTTPEndpoint, _ = md.Str("httpEndpoint")
+	c.MetadataOptions.HTTPProtocolIPv6, _ = md.Str("httpProtocolIPv6")
+	c.MetadataOptions.HTTPPutResponseHopLimit, _ = md.Int("httpPutResponseHopLimit", 1, 64)
+	c.MetadataOptions.HTTPTokens, _ = md.Str("httpTokens")
+	md.Finish(nil)
 	c.MetadataOptions = c.MetadataOptions.WithDefaults()
-	c.UserData, _ = spec.str("userData")
-	c.Tags = spec.stringMap("tags")
-	c.AssociatePublicIPAddress = spec.boolean("associatePublicIPAddress")
-	if b := spec.boolean("detailedMonitoring"); b != nil {
+	c.UserData, _ = spec.Str("userData")
+	c.Tags = spec.StringMap("tags")
+	c.AssociatePublicIPAddress = spec.Bool("associatePublicIPAddress")
+	if b := spec.Bool("detailedMonitoring"); b != nil {
 		c.DetailedMonitoring = *b
 	}
-	spec.finish(ec2NodeClassHints)
-	return c
+	spec.Finish(ec2NodeClassHints)
+	return c, c.Validate()
 }
 
-func decodeKubelet(w *walker, k *node) KubeletConfiguration {
+func decodeKubelet(k *ManifestObject) KubeletConfiguration {
 	var kc KubeletConfiguration
-	kc.ClusterDNS, _ = k.strings("clusterDNS")
+	kc.ClusterDNS, _ = k.Strings("clusterDNS")
 	if len(kc.ClusterDNS) == 0 {
 		kc.ClusterDNS = nil
 	}
 	int32Field := func(key string, lo int64) int32 {
-		n, _ := k.integer(key, lo, math.MaxInt32)
+		n, _ := k.Int(key, lo, math.MaxInt32)
 		return int32(n)
 	}
 	kc.MaxPods = int32Field("maxPods", 0)
 	kc.PodsPerCore = int32Field("podsPerCore", 0)
-	kc.SystemReserved = k.resources("systemReserved")
-	kc.KubeReserved = k.resources("kubeReserved")
-	kc.EvictionHard = k.stringMap("evictionHard")
-	kc.EvictionSoft = k.stringMap("evictionSoft")
-	if grace := k.child("evictionSoftGracePeriod"); len(grace.m) > 0 {
-		kc.EvictionSoftGracePeriod = make(map[string]time.Duration, len(grace.m))
-		for _, sig := range sortedKeys(grace.m) {
-			if d, ok := grace.duration(sig, false); ok {
+	kc.SystemReserved = k.Resources("systemReserved")
+	kc.KubeReserved = k.Resources("kubeReserved")
+	kc.EvictionHard = k.StringMap("evictionHard")
+	kc.EvictionSoft = k.StringMap("evictionSoft")
+	if grace := k.Object("evictionSoftGracePeriod"); len(grace.Keys()) > 0 {
+		kc.EvictionSoftGracePeriod = make(map[string]time.Duration, len(grace.Keys()))
+		for _, sig := range grace.Keys() {
+			if d, ok := grace.Duration(sig); ok {
 				kc.EvictionSoftGracePeriod[sig] = d
 			}
 		}
@@ -134,17 +161,25 @@ func decodeKubelet(w *walker, k *node) KubeletConfiguration {
 	kc.EvictionMaxPodGracePeriod = int32Field("evictionMaxPodGracePeriod", 0)
 	kc.ImageGCHighThresholdPercent = int32Field("imageGCHighThresholdPercent", 0)
 	kc.ImageGCLowThresholdPercent = int32Field("imageGCLowThresholdPercent", 0)
-	kc.CPUCFSQuota = k.boolean("cpuCFSQuota")
-	k.finish(nil)
+	kc.CPUCFSQuota = k.Bool("cpuCFSQuota")
+	k.Finish(nil)
 	return kc
+}
+
+func encodeEC2NodeClass(spec any) ([]byte, error) {
+	c, ok := spec.(EC2NodeClass)
+	if !ok {
+		return nil, fmt.Errorf("nodeplan: an EC2NodeClass's Spec is %T, want nodeplan.EC2NodeClass", spec)
+	}
+	return EncodeEC2NodeClass(c)
 }
 
 // EncodeEC2NodeClass writes c as a karpenter.k8s.aws/v1 EC2NodeClass manifest. Decoding the
 // output with [DecodeManifests] gives c back, with metadata options defaulted
 // ([MetadataOptions.WithDefaults]). It does not validate c; see [EC2NodeClass.Validate].
 func EncodeEC2NodeClass(c EC2NodeClass) ([]byte, error) {
-	doc := ec2NodeClassYAML{APIVersion: EC2NodeClassAPIVersion, Kind: KindEC2NodeClass, Metadata: metadataYAML{Name: c.Name}}
-	s := &doc.Spec
+	var spec ec2NodeClassSpec
+	s := &spec
 	s.AMIFamily = string(c.AMIFamily)
 	s.Role = c.Role
 	s.InstanceProfile = c.InstanceProfile
@@ -184,7 +219,7 @@ func EncodeEC2NodeClass(c EC2NodeClass) ([]byte, error) {
 	s.Tags = c.Tags
 	s.AssociatePublicIPAddress = c.AssociatePublicIPAddress
 	s.DetailedMonitoring = c.DetailedMonitoring
-	return marshalYAML(doc)
+	return EncodeManifest(EC2NodeClassAPIVersion, KindEC2NodeClass, c.Name, spec)
 }
 
 func kubeletYAML(k KubeletConfiguration) *kubeletConfigYAML {
@@ -197,7 +232,7 @@ func kubeletYAML(k KubeletConfiguration) *kubeletConfigYAML {
 	if k.EvictionSoftGracePeriod != nil {
 		out.EvictionSoftGracePeriod = make(map[string]string, len(k.EvictionSoftGracePeriod))
 		for sig, d := range k.EvictionSoftGracePeriod {
-			out.EvictionSoftGracePeriod[sig] = formatDuration(d)
+			out.EvictionSoftGracePeriod[sig] = FormatDuration(d)
 		}
 	}
 	if isZeroKubelet(*out) {
@@ -226,12 +261,6 @@ func resourceStrings(rl corev1.ResourceList) map[string]string {
 
 // The YAML shape of an EC2NodeClass, fields in the order Karpenter's documentation writes them.
 type (
-	ec2NodeClassYAML struct {
-		APIVersion string           `yaml:"apiVersion"`
-		Kind       string           `yaml:"kind"`
-		Metadata   metadataYAML     `yaml:"metadata"`
-		Spec       ec2NodeClassSpec `yaml:"spec"`
-	}
 	ec2NodeClassSpec struct {
 		AMIFamily                        string                   `yaml:"amiFamily,omitempty"`
 		AMISelectorTerms                 []amiTermYAML            `yaml:"amiSelectorTerms,omitempty"`

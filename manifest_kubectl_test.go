@@ -57,8 +57,8 @@ func TestDecodeKubectlGetOutput(t *testing.T) {
 			if diff := cmp.Diff([]string{"default", "static-ingress"}, pools); diff != "" {
 				t.Errorf("NodePools (-want +got):\n%s", diff)
 			}
-			if len(m.EC2NodeClasses) != 1 || m.EC2NodeClasses[0].Name != "default" {
-				t.Errorf("EC2NodeClasses = %v, want [default]", m.EC2NodeClasses)
+			if classes := EC2NodeClasses(m); len(classes) != 1 || classes[0].Name != "default" {
+				t.Errorf("NodeClasses = %v, want [default]", m.NodeClasses)
 			}
 			var skipped []string
 			for _, s := range m.Skipped {

@@ -418,7 +418,7 @@ func TestDecodeManifestsErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("DecodeManifests(%q) = %+v, nil; want errors %q", tt.input, m, tt.want)
 			}
-			if len(m.NodePools)+len(m.EC2NodeClasses) != 0 {
+			if len(m.NodePools)+len(m.NodeClasses) != 0 {
 				t.Errorf("DecodeManifests(%q) returned objects along with an error", tt.input)
 			}
 			if diff := cmp.Diff(tt.want, fieldErrors(t, err)); diff != "" {

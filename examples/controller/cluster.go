@@ -81,8 +81,9 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 			return nil, err
 		}
 		byName := map[string]*nodeplan.EC2NodeClass{}
-		for i := range m.EC2NodeClasses {
-			byName[m.EC2NodeClasses[i].Name] = &m.EC2NodeClasses[i]
+		ec2Classes := nodeplan.EC2NodeClasses(m)
+		for i := range ec2Classes {
+			byName[ec2Classes[i].Name] = &ec2Classes[i]
 		}
 		classes.Set(byName)
 		return m.NodePools, nil

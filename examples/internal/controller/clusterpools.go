@@ -210,12 +210,13 @@ func (s *ClusterNodePools) refresh(ctx context.Context) {
 	classErr := map[string]error{}
 	for _, u := range listed(s.classInf) {
 		m, err := decodeObject(u)
-		if err == nil && len(m.EC2NodeClasses) != 1 {
+		decoded := nodeplan.EC2NodeClasses(m)
+		if err == nil && len(decoded) != 1 {
 			err = errors.New("not one EC2NodeClass")
 		}
 		ok := err == nil
 		if ok {
-			classes[u.GetName()] = &m.EC2NodeClasses[0]
+			classes[u.GetName()] = &decoded[0]
 		} else {
 			classErr[u.GetName()] = err
 		}
