@@ -14,15 +14,13 @@ import (
 // every such pod needs; the smaller of the two is subtracted.
 func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 	if p.in.Options.SkipLowerBound || p.noProof {
-		return 0, p.columnGeneration(counts, p.shapes, nil, planLP)
+		return 0, p.columnGeneration(counts, p.shapes, nil, valuesLP)
 	}
 	// limitedBound follows wherever the LP's final solution exceeds a limit limitPrices prices
-	// (below): the LP is told so (repricedLP), and past its budget it stops early there. Not the
-	// relaxed problem's LP, a bound-only LP stopped by its own rule (proofTail): the early stop
-	// was measured only on the plan's LP.
+	// (below): the LP is told so (repricedLP). The relaxed problem's LPs have their own role.
 	role := repricedLP
 	if p.prefs.relaxTopology {
-		role = planLP
+		role = relaxedLP
 	}
 	cg := p.columnGeneration(counts, p.shapes, nil, role)
 	total := max(p.minusBins(cg.lb, cg.values, counts), 0)
@@ -100,6 +98,9 @@ func (p *problem) pureValues() []float64 {
 	return values
 }
 
+// binSearchNodes is the search budget of binBound's knapsack: a quick pricing search's.
+const binSearchNodes = 1000
+
 // exactBins is the most existing nodes whose room the bound measures with a knapsack each;
 // beyond it a per-resource bound is used (valid, looser, linear time).
 const exactBins = 200
@@ -115,7 +116,7 @@ func (k *pricer) binBound(b *bin, admitted []*group, values []float64, counts []
 		}
 		v[i] = values[g.id]
 	}
-	_, _, upper := k.solve(f, v, knapsackQuick, 0)
+	_, _, upper := k.solve(f, v, binSearchNodes, 0)
 	return upper
 }
 
@@ -242,7 +243,11 @@ func (p *problem) limitedBound(counts []int64, w [][]float64, seeds []pattern) (
 			p.priceAdj[s.idx] += x * float64(s.capacity[d])
 		}
 	}
-	cg := p.columnGeneration(counts, p.shapes, seeds, planLP)
+	role := limitLP
+	if p.prefs.relaxTopology {
+		role = relaxedLP
+	}
+	cg := p.columnGeneration(counts, p.shapes, seeds, role)
 	p.priceAdj = nil
 	total := cg.lb
 	for _, pl := range p.pools {
@@ -330,7 +335,7 @@ func (c *colGen) tailStop() bool {
 	} else {
 		t.stalls++
 	}
-	t.stopped = c.ks.Work >= c.budget/4 && (t.stalls >= tailRounds || t.best >= (1-tailGap)*c.m.objective())
+	t.stopped = c.ks.Work >= c.cfg.budget/4 && (t.stalls >= tailRounds || t.best >= (1-tailGap)*c.m.objective())
 	return t.stopped
 }
 
@@ -344,7 +349,7 @@ func (c *colGen) famBound(i int, w []float64) float64 {
 	refined, items := c.ks.refine(f, w)
 	upper = min(upper, refined)
 	if items <= exactItems {
-		_, _, exact := c.ks.solve(f, w, knapsackNode, 0)
+		_, _, exact := c.ks.solve(f, w, c.cfg.fullNodes, 0)
 		upper = min(upper, exact)
 	}
 	return upper / f.price

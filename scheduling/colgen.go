@@ -47,91 +47,12 @@ type cgResult struct {
 	columns []pattern
 }
 
-// The work of one column generation is bounded by a budget (after cgMinIterations rounds) in units of roughly one item looked
-// at by a bound or a search (a few nanoseconds each): cgWorkPerPod per pod at stake, between
-// cgWorkMin and cgWorkMax, times Options.Effort. The budget only limits how tight the bound and
-// how good the pod values get, never the bound's validity; it is a count, not a clock, so the
-// same input gives the same plan on any machine.
-//
-// Where every group may share a node with every other, the LP converges long before the budget
-// runs out. Where per-node caps abound (hostname spread and anti-affinity, one pod per node),
-// the LP is highly degenerate and converges slowly; the budget then decides, and the local
-// search makes up much of the difference.
-//
-// An LP that proves nothing (its problem's bound is proved on the relaxed problem, noProof)
-// only values pods and seeds the rounding, and gets the smaller floor cgWorkMinValues: on the
-// suite that changed only karpenter-mix-1000 (10% less CPU, its plan 29.80 → 29.60 $/h).
-const (
-	cgWorkPerPod    = 1000
-	cgWorkMin       = 3_000_000
-	cgWorkMinValues = 1_500_000
-	cgWorkMax       = 20_000_000
-	cgIterations    = 5000 // a safety net; the work budget binds first
-	// cgMinIterations pricing rounds run whatever the budget: a small LP whose pricing is
-	// costly (few groups, large nodes) converges in about this many. A large one (more than
-	// bothBounds rows) gets cgMinIterationsLarge: each of its rounds pivots a dense basis of
-	// rows² numbers, its LP is degenerate (one group per pod when every pod differs) and far
-	// from converged after 25 rounds anyway, and its averaged duals value pods as well after
-	// 10 (on the suite's Karpenter mixes the plans came out 0.5% dearer to 2% cheaper).
-	//
-	// The plan's own LPs (not the relaxed problem's, not limitedBound's) get cgMinIterationsPlan:
-	// their last rounds are mostly pricing searches that find nothing (the knapsack's
-	// integrality gap: LP-relaxation bound above the price, no whole pattern above it), and
-	// stopping at 20 instead of 25 left spot-od-limit-1500 and web-mix-3000 cheaper (−0.12%,
-	// −0.09%) and every other suite plan as it was, at 20–25% less CPU on spot-od. The relaxed
-	// problem's LP keeps 25: there fewer rounds lowered karpenter-mix-drawn-1000's bound 5%.
-	// limitedBound's LP, which only proves a bound, starts from the plan LP's columns and gets
-	// cgMinIterationsPriced (spot-od's cost/bound 1.029 → 1.035).
-	//
-	// A large plan LP (more than bothBounds rows, not the relaxed problem's) gets
-	// cgMinIterationsLargePlan: on the drawn Karpenter mixes 6 rounds instead of 10 left the
-	// plans −0.3% (1,000 pods), +0.24% (5,000) and −0.24% (20,000), at 6–8% less CPU on 1,000.
-	cgMinIterations          = 25
-	cgMinIterationsPlan      = 20
-	cgMinIterationsPriced    = 15
-	cgMinIterationsLarge     = 10
-	cgMinIterationsLargePlan = 6
-	knapsackNode             = 4000
-	knapsackQuick            = 1000
-	// pricingSearches is how many families a pricing round searches at most once it has
-	// found an improving column: late in the search most families' cheap bounds exceed their
-	// price without any pattern doing so, and searching them all every round was most of the
-	// LP's time on small LPs. A round that finds nothing still searches every family, so
-	// "converged" means what it did.
-	pricingSearches = 8
-	// bothBounds is the most rows for which an unconverged LP's bound is proved at both the
-	// final and the average duals.
-	bothBounds = 100
-	// cgColumns is how many improving columns a pricing round enters at most; an LP of at
-	// most bothBounds rows takes cgColumnsSmall: its pivots cost little, its searches are
-	// pruned at the node's price (knapsack.search), and with more columns a round it
-	// converges within its guaranteed rounds where with 4 it stopped short of that (mixed
-	// 1,000 pods on the real catalog: 27 rounds needed; its bound fell 0.8% at 25).
-	cgColumns      = 4
-	cgColumnsSmall = 8
-	// pricingItems is how many groups a pricing search considers per family; exactItems the
-	// most a family may have for the final bound to search it exactly (else the Lagrangian
-	// bound stands).
-	pricingItems = 16
-	exactItems   = knapsack.ExactItems
-)
+// How many rounds an LP runs, how hard it searches and what it proves is its policy (lpConfig),
+// decided in lppolicy.go from the LP's role and size.
 
-// cgBudget is the work budget for placing pods pods (see above).
-func (p *problem) cgBudget(pods int64) int {
-	effort := p.in.Options.Effort
-	if effort <= 0 {
-		effort = 1
-	}
-	floor := float64(cgWorkMin)
-	if p.noProof {
-		floor = cgWorkMinValues
-	}
-	w := min(max(float64(pods)*cgWorkPerPod, floor), cgWorkMax)
-	return int(w * effort)
-}
-
-// columnGeneration solves the configuration LP for the groups with counts > 0 over the given
-// shapes. When integer is false, pricing is fractional (a weaker bound that treats pods as
+// exactItems is the most items a family may have for the final bound to search it exactly
+// (else the Lagrangian bound stands).
+const exactItems = knapsack.ExactItems
 
 // cgTol is how far a column's worth must exceed its price to improve the LP.
 const cgTol = 1e-7
@@ -160,22 +81,15 @@ type colGen struct {
 	// vsum/nsum accumulate the duals of every round, for their average.
 	vsum []float64
 	nsum int
-	// searches is how many families a pricing round searches at most once it found a column,
-	// columns how many columns it looks for (cgColumns or cgColumnsSmall).
-	searches, columns int
+	// cfg is the LP's policy (lpPolicy).
+	cfg lpConfig
 	// settled marks, in a pricing round, the families whose search proved no column of theirs
 	// improves the LP.
 	settled []bool
-	// budget is the work budget (cgBudget).
-	budget int
 	// deferred marks the families whose last search was skipped at row values deferredAt
 	// (see colpool.go).
 	deferred   []bool
 	deferredAt [][]float64
-	// deferLate defers searches only once the budget is spent, where deferring is exact (see
-	// colpool.go); the solver defers from the first round, TestDeferredSearchesChangeNothing
-	// sets it.
-	deferLate bool
 	// refVal and refAt are each family's last Refine bound (0 before one) and the row values
 	// it was at; gain is scratch for gainBound.
 	refVal []float64
@@ -186,9 +100,8 @@ type colGen struct {
 	tail *proofTail
 	// thetaFam is the family whose bound (or pattern) set the last theta's θ (-1: none).
 	thetaFam int
-	// role is what the LP is for (see lpRole); groupCounts are the caller's counts, per group
-	// where the LP's rows are classes (what lowerBound prices the limits on).
-	role        lpRole
+	// groupCounts are the caller's counts, per group where the LP's rows are classes (what
+	// lowerBound prices the limits on).
 	groupCounts []int64
 	// quickOnly is set when a round whose quick searches found nothing ended the LP without
 	// the full-effort round (skipsFullRound: a share LP past its budget or over a pool's limit,
@@ -196,25 +109,6 @@ type colGen struct {
 	// unconverged.
 	quickOnly bool
 }
-
-// lpRole says what a column generation is for, and so what it may leave out: a caller names it
-// at the call (planLP, repricedLP, shareLP).
-type lpRole int
-
-const (
-	// planLP is an LP over every pool whose bound, where one is proved, stands as it is, and
-	// which runs to convergence or its budget: limitedBound's priced LP, the relaxed problem's
-	// LP, and the plan's LP where no bound is proved.
-	planLP lpRole = iota
-	// repricedLP is the plan's LP whose bound lowerBound proves again, with the limits priced
-	// (limitedBound), wherever its final solution exceeds a limit limitPrices prices; past its
-	// budget and over such a limit it skips the full-effort round (see skipsFullRound).
-	repricedLP
-	// shareLP prices one pool's share of the pods for its packers (packNewNodes), from the
-	// plan's columns: it proves no bound and, once its budget is spent or its solution exceeds
-	// a pool's limit, skips the full-effort round (see columnGeneration and skipsFullRound).
-	shareLP
-)
 
 // columnGeneration solves the configuration LP for the groups with counts > 0 over the given
 // shapes: the patterns and node counts of its (fractional) solution, the pod values it
@@ -225,14 +119,8 @@ const (
 // little from one already solved (one pool's share of the pods, prices raised by a limit's
 // price) starts near its optimum instead of from single-group patterns.
 //
-// role shareLP marks a pool's share LP (packNewNodes): only its pod values and basis are read, for
-// that pool's packers, so it proves no bound (θ and Farley's bound at two sets of duals were
-// a tenth of such an LP's work, and no suite plan moved without them); and it starts from
-// the plan's columns, so once its budget is spent, or its solution exceeds its pool's limit
-// (overLimit), it stops at the first round its quick searches find nothing in. The
-// full-effort round it then skips served only to call the LP converged: on
-// spot-od-limit-1500 the on-demand pool's LP ran 6 of them (~40% of its work), the spot
-// pool's 2 (~80%), for a plan no cheaper.
+// role says what the LP is for, and so its policy (lpPolicy): its rounds, its searches, whether
+// it proves a bound and when it stops.
 func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []pattern, role lpRole) cgResult {
 	cls := p.lpClasses()
 	lpCounts, merged := classCounts(cls, counts)
@@ -241,14 +129,14 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []patt
 	} else {
 		seeds = toClasses(cls, seeds)
 	}
-	c := p.newColGen(lpCounts, shapes)
+	c := p.newColGen(lpCounts, shapes, role)
 	if c == nil {
 		return cgResult{values: make([]float64, len(p.groups))}
 	}
-	c.role, c.groupCounts = role, counts
-	// A share LP's bound is never read: its values are its duals, unscaled by θ.
-	prove := !p.in.Options.SkipLowerBound && !p.noProof && role != shareLP
-	if prove && p.prefs.relaxTopology {
+	c.groupCounts = counts
+	// An LP that proves nothing reads its values off its duals, unscaled by θ.
+	prove := c.cfg.prove
+	if prove && c.cfg.tail {
 		c.tail = newProofTail()
 	}
 	c.warm(shapes, seeds)
@@ -269,9 +157,9 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []patt
 	return res
 }
 
-// newColGen sets up the LP with one pure pattern per row (each group alone, as many as fit, on
-// the family where that is cheapest per pod); nil when no shape takes any pod.
-func (p *problem) newColGen(counts []int64, shapes []*shape) *colGen {
+// newColGen sets up the LP of role with one pure pattern per row (each group alone, as many as
+// fit, on the family where that is cheapest per pod); nil when no shape takes any pod.
+func (p *problem) newColGen(counts []int64, shapes []*shape, role lpRole) *colGen {
 	rowOf, rows, fams := p.buildFamilies(counts, shapes)
 	n := len(rows)
 	if n == 0 {
@@ -314,17 +202,8 @@ func (p *problem) newColGen(counts []int64, shapes []*shape) *colGen {
 	c.deferredAt = make([][]float64, len(fams))
 	c.refVal = make([]float64, len(fams))
 	c.refAt = make([][]float64, len(fams))
-	// A small LP's searches start from greedy fills and its full searches bound with the
-	// Lagrangian surrogate (knapsack.Solver.Tight): with 1,000-node searches on big nodes
-	// the LP of deployments-100000 (16 rows) stopped far from converged, its final duals'
-	// θ at 1.37. Large LPs keep the plain searches (the Karpenter mixes' plans moved both
-	// ways with them).
-	c.searches, c.columns = len(fams), cgColumnsSmall
-	c.ks.Tight = true
-	if n > bothBounds {
-		c.searches, c.columns = pricingSearches, cgColumns
-		c.ks.Tight = false
-	}
+	c.cfg = lpPolicy(role, n, sum(counts), p.in.Options.Effort, p.noProof)
+	c.ks.Tight = c.cfg.tight
 	return c
 }
 
@@ -355,29 +234,15 @@ func (c *colGen) warm(shapes []*shape, seeds []pattern) {
 // or the work budget is spent.
 func (c *colGen) iterate() bool {
 	n := len(c.rows)
-	c.budget = c.p.cgBudget(sum(c.counts))
 	surplus := 0
-	minIter := cgMinIterations
-	switch {
-	case n > bothBounds && c.p.prefs.relaxTopology:
-		minIter = cgMinIterationsLarge
-	case n > bothBounds:
-		minIter = cgMinIterationsLargePlan
-	case c.p.prefs.relaxTopology:
-		// The relaxed problem's LPs keep cgMinIterations (see above).
-	case c.p.priceAdj != nil:
-		minIter = cgMinIterationsPriced
-	default:
-		minIter = cgMinIterationsPlan
-	}
-	for iter := 0; iter < cgIterations && (iter < minIter || c.ks.Work < c.budget); iter++ {
+	for iter := 0; iter < c.cfg.maxRounds && (iter < c.cfg.minRounds || c.ks.Work < c.cfg.budget); iter++ {
 		if neg := c.duals(); neg >= 0 {
 			col := make([]float64, n)
 			col[neg] = -1
 			c.ks.Work += n * n / 4
 			// A surplus pivot is not a pricing round: it does not count as one, but its work
 			// counts, and there are at most as many as the iteration cap (no cycling).
-			if surplus < cgIterations && c.m.enter(col, 0, true, -1) {
+			if surplus < c.cfg.maxRounds && c.m.enter(col, 0, true, -1) {
 				surplus++
 				iter--
 				continue
@@ -438,8 +303,8 @@ func (c *colGen) worth(pat *pattern, w []float64) float64 {
 }
 
 // price searches the families, most promising first, with a small search budget and the few
-// most promising items each, for up to cgColumns improving columns. When that finds none, a
-// small LP gets a round at full effort (every item, the larger budget) before it is called
+// most promising items each, for up to cfg.columns improving columns. When that finds none, a
+// small LP (cfg.fullRound) gets a round at full effort (every item, the larger budget) before it is called
 // solved, on the families the first searches did not settle (not always: see
 // skipsFullRound); the final bound is computed at full effort anyway. The searches look only
 // for columns that improve the LP (worth more than their node's price): one that cannot is
@@ -449,7 +314,7 @@ func (c *colGen) price() []pattern {
 	var found []pattern
 	c.settled = append(c.settled[:0], make([]bool, len(c.fams))...)
 	for n, i := range c.order {
-		if c.bound[i] <= 1+cgTol || len(found) >= c.columns || (len(found) > 0 && n >= c.searches) {
+		if c.bound[i] <= 1+cgTol || len(found) >= c.cfg.columns || (len(found) > 0 && c.cfg.searches > 0 && n >= c.cfg.searches) {
 			break
 		}
 		if c.cannotImprove(i) {
@@ -458,14 +323,14 @@ func (c *colGen) price() []pattern {
 			continue
 		}
 		f := &c.fams[i]
-		pat, val, proved := c.ks.search(f, c.vp, knapsackQuick, pricingItems, f.price*(1+cgTol))
+		pat, val, proved := c.ks.search(f, c.vp, c.cfg.quickNodes, c.cfg.quickItems, f.price*(1+cgTol))
 		c.last[i], c.deferred[i] = pat, false
 		c.settled[i] = proved
 		if val/f.price > 1+cgTol {
 			found = append(found, pat)
 		}
 	}
-	if len(found) > 0 || len(c.rows) > bothBounds {
+	if len(found) > 0 || !c.cfg.fullRound {
 		return found
 	}
 	if c.skipsFullRound() {
@@ -473,7 +338,7 @@ func (c *colGen) price() []pattern {
 		return found
 	}
 	for _, i := range c.order {
-		if c.bound[i] <= 1+cgTol || len(found) >= c.columns {
+		if c.bound[i] <= 1+cgTol || len(found) >= c.cfg.columns {
 			break
 		}
 		if c.settled[i] {
@@ -486,7 +351,7 @@ func (c *colGen) price() []pattern {
 			continue
 		}
 		f := &c.fams[i]
-		pat, val, _ := c.ks.search(f, c.vp, knapsackNode, 0, f.price*(1+cgTol))
+		pat, val, _ := c.ks.search(f, c.vp, c.cfg.fullNodes, 0, f.price*(1+cgTol))
 		if val/f.price > 1+cgTol {
 			c.last[i], c.deferred[i] = pat, false
 			found = append(found, pat)
@@ -560,7 +425,7 @@ func (c *colGen) thetaUpTo(w []float64, limit float64) float64 {
 		refined, items := c.ks.refine(f, c.vp)
 		upper := min(x.upper, refined)
 		if upper/f.price > theta && items <= exactItems {
-			_, _, exact := c.ks.solve(f, c.vp, knapsackNode, 0)
+			_, _, exact := c.ks.solve(f, c.vp, c.cfg.fullNodes, 0)
 			upper = min(upper, exact)
 		}
 		if upper/f.price > theta {
@@ -627,7 +492,7 @@ func (c *colGen) result(converged, prove bool) cgResult {
 		avg = c.avgDuals()
 	}
 	switch {
-	case prove && avg != nil && len(c.rows) <= bothBounds:
+	case prove && avg != nil && c.cfg.bothDuals:
 		bestTheta = c.theta(bestV)
 		lb := c.boundAt(bestV, bestTheta)
 		if th := c.theta(avg); c.boundAt(avg, th) > lb {
@@ -679,20 +544,16 @@ func (c *colGen) solution() (basis []pattern, lambda []float64) {
 }
 
 // skipsFullRound reports whether a round whose quick searches found nothing ends the LP,
-// unconverged, without a full-effort round: in a share LP past its budget or over a pool's
-// limit (see columnGeneration), and in the repriced plan LP past its budget when its bound is
-// to be proved again with the limits priced (limitedBound: limitPrices prices a limit its
-// solution exceeds, the rule lowerBound applies to its final solution). That LP and the pools'
-// share LPs start from this one's columns and run their own rounds, and where a limit binds
-// the priced bound stands in for this one's: on spot-od-limit-1500 it is three times the plan
-// LP's, whose last 4 full-effort rounds were half its work (the priced bound fell 0.5%,
-// cost/LB 1.032 → 1.037).
+// unconverged, without a full-effort round, by the LP's skip rule (lpPolicy): a share LP's
+// past its budget or over a pool's limit; the repriced plan LP's past its budget when its
+// bound is to be proved again with the limits priced (limitPrices prices a limit its solution
+// exceeds: the rule lowerBound applies to its final solution).
 func (c *colGen) skipsFullRound() bool {
-	switch c.role {
-	case shareLP:
-		return c.ks.Work >= c.budget || c.p.overLimit(c.limitUse())
-	case repricedLP:
-		return c.ks.Work >= c.budget && c.p.limitPrices(c.limitUse(), c.groupCounts) != nil
+	switch c.cfg.skip {
+	case skipPastBudgetOrOverLimit:
+		return c.ks.Work >= c.cfg.budget || c.p.overLimit(c.limitUse())
+	case skipPastBudgetIfRepriced:
+		return c.ks.Work >= c.cfg.budget && c.p.limitPrices(c.limitUse(), c.groupCounts) != nil
 	}
 	return false
 }

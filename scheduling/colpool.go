@@ -22,7 +22,7 @@ import (
 // the full-effort round (skipsFullRound: past its budget), an LP that defers may so run one
 // more round, or a full-effort round it would have skipped; elsewhere it enters the same
 // columns, in the same order, as if every search had run. Deferring only once the budget is
-// spent (colGen.deferLate) is exact everywhere, and TestDeferredSearchesChangeNothing checks
+// spent (lpConfig.deferLate) is exact everywhere, and TestDeferredSearchesChangeNothing checks
 // the owed searches that way; deferring from the first round spares a fifth of
 // spot-od-limit-1500's quick searches more (a third of its priced LP's) and made its plan
 // $0.20/h cheaper, but it is not exact: the test, run that way, found an input on which the
@@ -41,7 +41,7 @@ const refineAgain = 1.05
 // bound below their price; their searches were two thirds of the LP's work).
 func (c *colGen) cannotImprove(i int) bool {
 	f := &c.fams[i]
-	if (c.deferLate && c.ks.Work < c.budget) || len(f.items) > exactItems || c.refVal[i]/f.price > refineAgain {
+	if (c.cfg.deferLate && c.ks.Work < c.cfg.budget) || len(f.items) > exactItems || c.refVal[i]/f.price > refineAgain {
 		return false
 	}
 	return c.refineBelowPrice(i)
@@ -111,7 +111,7 @@ func (c *colGen) settleDeferred(i int) {
 		return
 	}
 	f := &c.fams[i]
-	pat, _, _ := c.ks.search(f, c.deferredAt[i], knapsackQuick, pricingItems, f.price*(1+cgTol))
+	pat, _, _ := c.ks.search(f, c.deferredAt[i], c.cfg.quickNodes, c.cfg.quickItems, f.price*(1+cgTol))
 	c.last[i], c.deferred[i] = pat, false
 }
 
@@ -137,7 +137,7 @@ func (c *colGen) pooled() []pattern {
 	}
 	slices.SortFunc(cs, func(a, b cand) int { return cmp.Or(cmp.Compare(b.r, a.r), cmp.Compare(a.i, b.i)) })
 	var out []pattern
-	for _, x := range cs[:min(len(cs), cgColumns)] {
+	for _, x := range cs[:min(len(cs), c.cfg.pooled)] {
 		out = append(out, c.last[x.i])
 	}
 	return out

@@ -25,11 +25,11 @@ func TestDeferredSearchesChangeNothing(t *testing.T) {
 		}
 		counts := p.pendingCounts()
 		run := func(deferAllowed bool) (string, bool) {
-			c := p.newColGen(counts, p.shapes)
+			c := p.newColGen(counts, p.shapes, valuesLP)
 			if c == nil {
 				return "", false
 			}
-			c.deferLate = true
+			c.cfg.deferLate = true
 			if !deferAllowed {
 				for i := range c.refVal {
 					c.refVal[i] = math.Inf(1) // above refineAgain: never checked, never deferred
