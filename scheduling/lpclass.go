@@ -25,8 +25,8 @@ import (
 // lowest id of the class; a group alone stands for itself). It is computed once per problem.
 //
 // Groups are bucketed by a hash of what the class key holds, and a group joins the first
-// group of its bucket it is exactly interchangeable with (lpSame): the hash only narrows the
-// search, so a collision can cost time but never merge two groups that differ.
+// group of its bucket it is exactly interchangeable with (lpClassing.same): the hash only
+// narrows the search, so a collision can cost time but never merge two groups that differ.
 func (p *problem) lpClasses() []int {
 	if p.lpClass != nil && len(p.lpClass) == len(p.groups) {
 		return p.lpClass
@@ -36,17 +36,15 @@ func (p *problem) lpClasses() []int {
 		cls[i] = i
 	}
 	p.lpClass = cls
-	named, by := p.lpNamed()
-	fitHash := p.lpFitHashes()
+	k := newLPClassing(p)
 	buckets := map[uint64][]int{}
-	conf := make([][]int, len(p.groups))
 	for _, g := range p.groups {
-		if named[g.id] || !g.lpFree() || slices.Contains(g.conflicts, g.id) {
+		if k.named[g.id] || !g.lpFree() || slices.Contains(g.conflicts, g.id) {
 			continue
 		}
-		conf[g.id] = sortedInts(g.conflicts)
-		h := p.lpHash(g, fitHash[g.id], conf[g.id], by[g.id])
-		i := slices.IndexFunc(buckets[h], func(r int) bool { return p.lpSame(g.id, r, conf, by) })
+		k.conf[g.id] = sortedInts(g.conflicts)
+		h := k.hash(g)
+		i := slices.IndexFunc(buckets[h], func(r int) bool { return k.same(g.id, r) })
 		if i >= 0 {
 			cls[g.id] = buckets[h][i]
 		} else {
@@ -57,28 +55,38 @@ func (p *problem) lpClasses() []int {
 	return cls
 }
 
-// lpNamed returns which groups another group's constraint names by itself (a node to share, a
-// partner, a shared per-node cap: never merged), and, per group, the groups whose conflicts
-// name it (in id order). Conflicts do not stop a merge: groups with the same conflicts that the
-// same groups conflict with are interchangeable, and a merged row's conflicts are then its
-// groups' conflicts.
-func (p *problem) lpNamed() (named []bool, by [][]int) {
-	named = make([]bool, len(p.groups))
-	by = p.conflictedBy()
+// lpClassing is what lpClasses works out once to compare groups: which groups another
+// group's constraint names by itself (a node to share, a partner, a shared per-node cap:
+// never merged), per group the groups whose conflicts name it (in id order), its sorted
+// conflicts (filled as lpClasses meets the groups) and a hash of how it fits each shape.
+// Conflicts do not stop a merge: groups with the same conflicts that the same groups
+// conflict with are interchangeable, and a merged row's conflicts are then its groups'
+// conflicts.
+type lpClassing struct {
+	p       *problem
+	named   []bool
+	by      [][]int
+	conf    [][]int
+	fitHash []uint64
+}
+
+func newLPClassing(p *problem) *lpClassing {
+	k := &lpClassing{p: p, named: make([]bool, len(p.groups)), by: conflictedBy(p.groups), conf: make([][]int, len(p.groups))}
 	for _, g := range p.groups {
 		if g.with != nil {
-			named[g.with.id] = true
+			k.named[g.with.id] = true
 		}
 		if g.partner != nil && g.partner.group != nil {
-			named[g.partner.group.id] = true
+			k.named[g.partner.group.id] = true
 		}
 		for _, c := range g.caps {
 			for _, m := range c.members {
-				named[m.id] = true
+				k.named[m.id] = true
 			}
 		}
 	}
-	return named, by
+	k.fitHash = lpFitHashes(p.shapes, p.byShape, len(p.groups))
+	return k
 }
 
 // conflictedBy returns, per group, the groups whose conflicts name it, in id order. Topology
@@ -87,13 +95,13 @@ func (p *problem) lpNamed() (named []bool, by [][]int) {
 //
 // The check is one pass in id order: the groups naming h, met in increasing id, must be h's
 // own sorted conflicts in turn (next[h] is how far they are met), and all of them.
-func (p *problem) conflictedBy() [][]int {
-	by := make([][]int, len(p.groups))
-	next := make([]int, len(p.groups))
+func conflictedBy(groups []*group) [][]int {
+	by := make([][]int, len(groups))
+	next := make([]int, len(groups))
 	symmetric := true
-	for _, g := range p.groups {
+	for _, g := range groups {
 		for _, h := range g.conflicts {
-			hc := p.groups[h].conflicts
+			hc := groups[h].conflicts
 			if next[h] >= len(hc) || hc[next[h]] != g.id {
 				symmetric = false
 				break
@@ -102,14 +110,14 @@ func (p *problem) conflictedBy() [][]int {
 		}
 		by[g.id] = g.conflicts
 	}
-	for _, g := range p.groups {
+	for _, g := range groups {
 		symmetric = symmetric && next[g.id] == len(g.conflicts)
 	}
 	if symmetric {
 		return by
 	}
 	clear(by)
-	for _, g := range p.groups {
+	for _, g := range groups {
 		for _, h := range g.conflicts {
 			by[h] = append(by[h], g.id)
 		}
@@ -117,14 +125,15 @@ func (p *problem) conflictedBy() [][]int {
 	return by
 }
 
-// lpFitHashes hashes, per group, how it fits each shape (offerings and node alternative). A
-// shape whose pods may pin narrow keys mixes in the group itself: whether groups may share such
-// a node depends on the labels their own alternatives pin (canJoin), so lpSame keeps them apart
-// and the hash need not bucket them together.
-func (p *problem) lpFitHashes() []uint64 {
-	hs := make([]uint64, len(p.groups))
-	for s, entries := range p.byShape {
-		narrow := len(p.shapes[s].narrowKeys) > 0
+// lpFitHashes hashes, per group (of n), how it fits each shape (offerings and node
+// alternative; byShape is problem.byShape). A shape whose pods may pin narrow keys mixes in
+// the group itself: whether groups may share such a node depends on the labels their own
+// alternatives pin (canJoin), so lpClassing.same keeps them apart and the hash need not
+// bucket them together.
+func lpFitHashes(shapes []*shape, byShape [][]fitEntry, n int) []uint64 {
+	hs := make([]uint64, n)
+	for s, entries := range byShape {
+		narrow := len(shapes[s].narrowKeys) > 0
 		for _, e := range entries {
 			h := mix(mix(mix(hs[e.g], uint64(s)), e.mask), uint64(e.alt))
 			if narrow {
@@ -136,9 +145,10 @@ func (p *problem) lpFitHashes() []uint64 {
 	return hs
 }
 
-// lpHash hashes group g's class key: requests, fits, conflicts both ways, pools.
-func (p *problem) lpHash(g *group, fit uint64, conf, by []int) uint64 {
-	h := mix(fit, uint64(len(g.req)))
+// hash hashes group g's class key: requests, fits, conflicts both ways, pools.
+func (k *lpClassing) hash(g *group) uint64 {
+	conf, by := k.conf[g.id], k.by[g.id]
+	h := mix(k.fitHash[g.id], uint64(len(g.req)))
 	for _, r := range g.req {
 		h = mix(h, uint64(r))
 	}
@@ -150,7 +160,7 @@ func (p *problem) lpHash(g *group, fit uint64, conf, by []int) uint64 {
 	for _, x := range by {
 		h = mix(h, uint64(x))
 	}
-	for i, ok := range p.poolOK[g.id] {
+	for i, ok := range k.p.poolOK[g.id] {
 		if ok {
 			h = mix(h, uint64(i)+1)
 		}
@@ -158,13 +168,15 @@ func (p *problem) lpHash(g *group, fit uint64, conf, by []int) uint64 {
 	return h
 }
 
-// lpSame reports whether groups a and b (both free of what lpFree excludes) are
-// interchangeable in the LP: the same requests, pools, conflicts both ways (conf: sorted), and
-// the same offerings and alternative on every shape, none of which pins narrow keys.
-func (p *problem) lpSame(a, b int, conf, by [][]int) bool {
+// same reports whether groups a and b (both free of what lpFree excludes, their conflicts
+// sorted in conf) are interchangeable in the LP: the same requests, pools, conflicts both
+// ways, and the same offerings and alternative on every shape, none of which pins narrow
+// keys.
+func (k *lpClassing) same(a, b int) bool {
+	p := k.p
 	ga, gb := p.groups[a], p.groups[b]
 	if !slices.Equal(ga.req, gb.req) || !slices.Equal(p.poolOK[a], p.poolOK[b]) ||
-		!slices.Equal(conf[a], conf[b]) || !slices.Equal(by[a], by[b]) {
+		!slices.Equal(k.conf[a], k.conf[b]) || !slices.Equal(k.by[a], k.by[b]) {
 		return false
 	}
 	for _, s := range p.shapes {

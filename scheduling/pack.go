@@ -137,7 +137,7 @@ type conflictStamps struct {
 }
 
 func (p *problem) newConflictStamps() *conflictStamps {
-	return &conflictStamps{by: p.conflictedBy(), at: make([]uint32, len(p.groups))}
+	return &conflictStamps{by: conflictedBy(p.groups), at: make([]uint32, len(p.groups))}
 }
 
 // reset starts a new, empty node.
