@@ -49,9 +49,12 @@ func (p *planner) consolidation(b *buckets) error {
 	// Screen: a delete needs the pods to fit in the room left on all other nodes together; a
 	// replacement needs the least any new nodes for the pods could cost to beat the threshold.
 	var total vec
+	most := p.largest // the most of each resource one pod could find on a node
 	for _, s := range p.nodes {
 		if s.dest && !s.gone {
-			total = total.add(s.free.zeroFloor())
+			f := s.free.zeroFloor()
+			total = total.add(f)
+			most = vec{max(most.cpu, f.cpu), max(most.mem, f.mem), max(most.pods, f.pods)}
 		}
 	}
 	thr := p.opts.savingsThreshold()
@@ -63,6 +66,10 @@ func (p *planner) consolidation(b *buckets) error {
 		}
 		if s.req.leq(room) {
 			viable = append(viable, s)
+			continue
+		}
+		if bl := p.fitsNowhere(s, most); bl != nil {
+			s.blocked = bl
 			continue
 		}
 		lb := p.lowerBound(s.req)
@@ -127,6 +134,21 @@ func (p *planner) consolidation(b *buckets) error {
 	for _, o := range opts {
 		if err := p.accept(o); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// fitsNowhere returns a blocker naming a pod of s that asks more cpu or memory than most, the
+// most any node has free or any instance type offers — such as a request of cpu 1e16 — or nil.
+func (p *planner) fitsNowhere(s *nstate, most vec) *Blocked {
+	for _, pod := range s.movable {
+		r := toVec(p.podRequests(pod))
+		if r.cpu > most.cpu || r.mem > most.mem {
+			k := nodeplan.PodKey(pod)
+			return &Blocked{Code: CodePodsDoNotFit, Object: k, Message: fmt.Sprintf(
+				"pod %s asks %.3g cpu and %.3gGiB memory, more than any other node has free or any instance type offers (%.3g cpu, %.3gGiB)",
+				k, r.cpuCores(), r.memGiB(), most.cpuCores(), most.memGiB())}
 		}
 	}
 	return nil

@@ -21,18 +21,35 @@ type vec struct{ cpu, mem, pods int64 }
 func toVec(rl corev1.ResourceList) vec {
 	var v vec
 	if q, ok := rl[corev1.ResourceCPU]; ok {
-		v.cpu = q.MilliValue()
+		v.cpu = nodeplan.MilliValue(q)
 	}
 	if q, ok := rl[corev1.ResourceMemory]; ok {
-		v.mem = q.Value()
+		v.mem = units(q)
 	}
 	if q, ok := rl[corev1.ResourcePods]; ok {
-		v.pods = q.Value()
+		v.pods = units(q)
 	}
 	return v
 }
 
-func (v vec) add(o vec) vec        { return vec{v.cpu + o.cpu, v.mem + o.mem, v.pods + o.pods} }
+// units is q in whole units, rounded up as resource.Quantity.Value rounds, and saturated as
+// nodeplan.MilliValue is: Value wraps around above about 9.2e18 units and MilliValue above
+// 9.2e15, so a pod asking cpu 1e16 or memory 10E looked small enough to move anywhere.
+// Saturated, it fits no node. Below the limit it is exactly Value.
+func units(q resource.Quantity) int64 {
+	m := nodeplan.MilliValue(q)
+	if m > 0 {
+		return (m + 999) / 1000
+	}
+	return m / 1000
+}
+
+// add sums, saturating each amount at nodeplan.MaxMilliValue so that no count of saturated
+// requests overflows (amounts are never negative here, so each sum stays below 2× the limit).
+func (v vec) add(o vec) vec {
+	const top = nodeplan.MaxMilliValue
+	return vec{min(v.cpu+o.cpu, top), min(v.mem+o.mem, top), min(v.pods+o.pods, top)}
+}
 func (v vec) sub(o vec) vec        { return vec{v.cpu - o.cpu, v.mem - o.mem, v.pods - o.pods} }
 func (v vec) leq(o vec) bool       { return v.cpu <= o.cpu && v.mem <= o.mem && v.pods <= o.pods }
 func (v vec) zeroFloor() vec       { return vec{max(v.cpu, 0), max(v.mem, 0), max(v.pods, 0)} }
@@ -87,6 +104,7 @@ type planner struct {
 	types       map[string]map[string]*nodeplan.InstanceType
 	lbCPU       float64 // least $/h per allocatable core in the catalog
 	lbMem       float64 // least $/h per allocatable GiB
+	largest     vec     // the most cpu, memory and pods any instance type offers, each
 	requests    map[*corev1.Pod]corev1.ResourceList
 	version     int  // bumped by every commit that changes where pods can go
 	interPodMvd bool // a committed move carried pods with inter-pod terms
@@ -177,7 +195,7 @@ func newPlanner(ctx context.Context, in *Input) *planner {
 	for _, s := range p.nodes {
 		p.byName[s.name] = s
 	}
-	p.lbCPU, p.lbMem = p.resourcePrices()
+	p.lbCPU, p.lbMem, p.largest = p.resourcePrices()
 	return p
 }
 
@@ -200,9 +218,9 @@ func quickRequests(pod *corev1.Pod) (vec, bool) {
 		for k, q := range r.Requests {
 			switch k {
 			case corev1.ResourceCPU:
-				v.cpu += q.MilliValue()
+				v.cpu = min(v.cpu+nodeplan.MilliValue(q), nodeplan.MaxMilliValue)
 			case corev1.ResourceMemory:
-				v.mem += q.Value()
+				v.mem = min(v.mem+units(q), nodeplan.MaxMilliValue)
 			default:
 				return vec{}, false
 			}
@@ -217,13 +235,13 @@ func subtractVec(rl corev1.ResourceList, v vec) corev1.ResourceList {
 		return rl
 	}
 	if q, ok := rl[corev1.ResourceCPU]; ok {
-		rl[corev1.ResourceCPU] = *resource.NewMilliQuantity(max(q.MilliValue()-v.cpu, 0), resource.DecimalSI)
+		rl[corev1.ResourceCPU] = *resource.NewMilliQuantity(max(nodeplan.MilliValue(q)-v.cpu, 0), resource.DecimalSI)
 	}
 	if q, ok := rl[corev1.ResourceMemory]; ok {
-		rl[corev1.ResourceMemory] = *resource.NewQuantity(max(q.Value()-v.mem, 0), resource.BinarySI)
+		rl[corev1.ResourceMemory] = *resource.NewQuantity(max(units(q)-v.mem, 0), resource.BinarySI)
 	}
 	if q, ok := rl[corev1.ResourcePods]; ok {
-		rl[corev1.ResourcePods] = *resource.NewQuantity(max(q.Value()-v.pods, 0), resource.DecimalSI)
+		rl[corev1.ResourcePods] = *resource.NewQuantity(max(units(q)-v.pods, 0), resource.DecimalSI)
 	}
 	return rl
 }
@@ -372,8 +390,9 @@ func (p *planner) nodePrice(n *Node) float64 {
 // resourcePrices returns the least $/h any instance type in the catalog charges per
 // allocatable core and per allocatable GiB. A replacement for pods needing c cores and m GiB
 // cannot cost less than max(c·cpu, m·mem), whatever the packing: the screen that spares a
-// simulation when no replacement can be cheap enough.
-func (p *planner) resourcePrices() (cpu, mem float64) {
+// simulation when no replacement can be cheap enough. largest is the most of each resource
+// any instance type offers, available or not: a pod asking more fits no new node.
+func (p *planner) resourcePrices() (cpu, mem float64, largest vec) {
 	lists := [][]nodeplan.InstanceType{p.in.InstanceTypes}
 	for _, name := range sortedMapKeys(p.in.PoolInstanceTypes) {
 		lists = append(lists, p.in.PoolInstanceTypes[name])
@@ -382,6 +401,8 @@ func (p *planner) resourcePrices() (cpu, mem float64) {
 	for _, list := range lists {
 		for i := range list {
 			it := &list[i]
+			a := toVec(it.Allocatable())
+			largest = vec{max(largest.cpu, a.cpu), max(largest.mem, a.mem), max(largest.pods, a.pods)}
 			best := 0.0
 			for _, o := range it.Offerings {
 				if o.Available && o.Price > 0 && (best == 0 || o.Price < best) {
@@ -391,7 +412,6 @@ func (p *planner) resourcePrices() (cpu, mem float64) {
 			if best == 0 {
 				continue
 			}
-			a := toVec(it.Allocatable())
 			c, m := 0.0, 0.0
 			if a.cpu > 0 {
 				c = best / a.cpuCores()
@@ -406,7 +426,7 @@ func (p *planner) resourcePrices() (cpu, mem float64) {
 			cpu, mem = min(cpu, c), min(mem, m)
 		}
 	}
-	return cpu, mem
+	return cpu, mem, largest
 }
 
 // lowerBound is the least any set of new nodes for pods needing v could cost.
