@@ -86,22 +86,14 @@ func admits(s *nstate, pp *plainPod) bool {
 			return false
 		}
 	}
-	for _, t := range n.Spec.Taints {
-		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
-			continue
-		}
-		tolerated := false
-		for _, tol := range pp.tols {
-			if nodeplan.ToleratesTaint(tol, t) {
-				tolerated = true
-				break
-			}
-		}
-		if !tolerated {
-			return false
-		}
+	// The solver's rule for an existing node (scheduling/bin.go): the taints it keeps once
+	// initialized, or before, those it does not shed as it comes up.
+	var startup []corev1.Taint
+	if s.pool != nil {
+		startup = s.pool.Template.StartupTaints
 	}
-	return true
+	_, blocked := nodeplan.UntoleratedTaint(pp.tols, nodeplan.NodeTaints(n, startup))
+	return !blocked
 }
 
 // fastDelete tries to place every movable pod of set onto the nodes that stay, best fit (the
