@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -23,7 +24,7 @@ type option struct {
 // the pods fit elsewhere, replacements (M→N) where new nodes cost less. It screens every
 // candidate cheaply, simulates multi-node sets and single nodes within the simulation bound,
 // then takes the best moves that fit budgets and PDBs together.
-func (p *planner) consolidation(b *buckets) error {
+func (p *planner) consolidation(ctx context.Context, b *buckets) error {
 	var cands []*nstate
 	for _, s := range b.consolidate {
 		if s.gone {
@@ -87,7 +88,7 @@ func (p *planner) consolidation(b *buckets) error {
 	}
 
 	var opts []*option
-	best, err := p.multiNode(viable)
+	best, err := p.multiNode(ctx, viable)
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func (p *planner) consolidation(b *buckets) error {
 				"the pass reached its limit of %d simulations (Options.MaxSimulations) before evaluating the node; a later pass will", p.maxSims)}
 			continue
 		}
-		o, bl, err := p.evaluate([]*nstate{s})
+		o, bl, err := p.evaluate(ctx, []*nstate{s})
 		if err != nil {
 			return err
 		}
@@ -132,7 +133,7 @@ func (p *planner) consolidation(b *buckets) error {
 		return cmp.Compare(x.cmd.Nodes[0], y.cmd.Nodes[0])
 	})
 	for _, o := range opts {
-		if err := p.accept(o); err != nil {
+		if err := p.accept(ctx, o); err != nil {
 			return err
 		}
 	}
@@ -158,7 +159,7 @@ func (p *planner) fitsNowhere(s *nstate, most vec) *Blocked {
 // prefix length — but keeps the feasible prefix that saves the most per unit of disruption
 // instead of the last one found, and takes M→N replacements. Candidates are admitted in rank order only while their
 // pools' budgets and the PDBs can take them all together.
-func (p *planner) multiNode(viable []*nstate) (*option, error) {
+func (p *planner) multiNode(ctx context.Context, viable []*nstate) (*option, error) {
 	var list []*nstate
 	count := map[string]int{}
 	var need pdbNeed
@@ -187,7 +188,7 @@ func (p *planner) multiNode(viable []*nstate) (*option, error) {
 	lo, hi := 1, len(list)-1
 	for lo <= hi && p.canSimulate() {
 		mid := (lo + hi) / 2
-		o, bl, err := p.evaluate(list[:mid+1])
+		o, bl, err := p.evaluate(ctx, list[:mid+1])
 		if err != nil {
 			return nil, err
 		}
@@ -204,8 +205,8 @@ func (p *planner) multiNode(viable []*nstate) (*option, error) {
 }
 
 // evaluate simulates removing set and returns the move, or why there is none.
-func (p *planner) evaluate(set []*nstate) (*option, *Blocked, error) {
-	sim, err := p.simulate(set)
+func (p *planner) evaluate(ctx context.Context, set []*nstate) (*option, *Blocked, error) {
+	sim, err := p.simulate(ctx, set)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -243,7 +244,7 @@ func (p *planner) evaluate(set []*nstate) (*option, *Blocked, error) {
 
 // accept commits o if it still fits the budgets, the PDBs and — re-simulated if an earlier move
 // changed its destinations — the cluster.
-func (p *planner) accept(o *option) error {
+func (p *planner) accept(ctx context.Context, o *option) error {
 	single := len(o.set) == 1
 	blockAll := func(bl *Blocked) {
 		if single {
@@ -270,7 +271,7 @@ func (p *planner) accept(o *option) error {
 		if len(set) < 2 || !p.canSimulate() {
 			return nil
 		}
-		no, bl, err := p.evaluate(set)
+		no, bl, err := p.evaluate(ctx, set)
 		if err != nil || bl != nil {
 			return err
 		}
@@ -294,7 +295,7 @@ func (p *planner) accept(o *option) error {
 				"a move chosen earlier in this pass changed where its pods would go, and the pass reached its limit of %d simulations before re-checking it; a later pass will", p.maxSims)})
 			return nil
 		}
-		no, bl, err := p.evaluate(set)
+		no, bl, err := p.evaluate(ctx, set)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 
@@ -17,17 +18,17 @@ const forcefulBatches = 4
 
 // interruption drains interrupted nodes at once, outside budgets, with replacements launched
 // for their pods in the same command.
-func (p *planner) interruption(b *buckets) error {
+func (p *planner) interruption(ctx context.Context, b *buckets) error {
 	list := slices.Clone(b.interrupted)
 	slices.SortStableFunc(list, func(x, y *nstate) int {
 		return x.in.Interruption.Deadline.Compare(y.in.Interruption.Deadline)
 	})
-	return p.forceful(list, nodeplan.ReasonInterrupted)
+	return p.forceful(ctx, list, nodeplan.ReasonInterrupted)
 }
 
 // expiration replaces expired nodes: at once, like Karpenter, or within budgets when
 // Options.ExpirationHonorsBudgets is set. Unlike Karpenter it pre-launches replacements.
-func (p *planner) expiration(b *buckets) error {
+func (p *planner) expiration(ctx context.Context, b *buckets) error {
 	list := slices.Clone(b.expired)
 	slices.SortStableFunc(list, func(x, y *nstate) int { return x.in.Created.Compare(y.in.Created) })
 	if p.opts.ExpirationHonorsBudgets {
@@ -41,28 +42,28 @@ func (p *planner) expiration(b *buckets) error {
 			p.budgets.take(map[string]int{s.in.NodePool: 1})
 			ok = append(ok, s)
 		}
-		return p.forcefulAdmitted(ok, nodeplan.ReasonExpired)
+		return p.forcefulAdmitted(ctx, ok, nodeplan.ReasonExpired)
 	}
-	return p.forceful(list, nodeplan.ReasonExpired)
+	return p.forceful(ctx, list, nodeplan.ReasonExpired)
 }
 
-func (p *planner) forceful(list []*nstate, reason nodeplan.DisruptionReason) error {
+func (p *planner) forceful(ctx context.Context, list []*nstate, reason nodeplan.DisruptionReason) error {
 	for _, s := range list {
 		p.budgets.take(map[string]int{s.in.NodePool: 1})
 	}
-	return p.forcefulAdmitted(list, reason)
+	return p.forcefulAdmitted(ctx, list, reason)
 }
 
 // forcefulAdmitted issues commands for nodes whose budget is already taken. Their evictions
 // use PDB allowances first, so graceful moves get only what is left.
-func (p *planner) forcefulAdmitted(list []*nstate, reason nodeplan.DisruptionReason) error {
+func (p *planner) forcefulAdmitted(ctx context.Context, list []*nstate, reason nodeplan.DisruptionReason) error {
 	for _, s := range list {
 		s.dest = false
 	}
 	for _, batch := range chunk(list, forcefulBatches) {
 		// A forceful command goes ahead even when its moves break an earlier one's: its
 		// simulation's result is then made around the earlier moves as they are.
-		sim, err := p.simulate(batch)
+		sim, err := p.simulate(ctx, batch)
 		if err != nil {
 			return err
 		}
@@ -75,7 +76,7 @@ func (p *planner) forcefulAdmitted(list []*nstate, reason nodeplan.DisruptionRea
 }
 
 // emptiness deletes empty nodes, most expensive first, as far as budgets allow.
-func (p *planner) emptiness(b *buckets) error {
+func (p *planner) emptiness(ctx context.Context, b *buckets) error {
 	list := slices.Clone(b.empty)
 	slices.SortStableFunc(list, func(x, y *nstate) int { return cmp.Compare(y.price, x.price) })
 	for _, s := range list {
@@ -100,7 +101,7 @@ func (p *planner) emptiness(b *buckets) error {
 // drift replaces drifted nodes, as many per pass as budgets allow (Karpenter does one): empty
 // ones first, then the oldest. Pods must all find a place; on pools with a
 // terminationGracePeriod do-not-disrupt pods and PDBs do not hold the command back.
-func (p *planner) drift(b *buckets) error {
+func (p *planner) drift(ctx context.Context, b *buckets) error {
 	list := slices.Clone(b.drifted)
 	slices.SortStableFunc(list, func(x, y *nstate) int {
 		if (len(x.movable) == 0) != (len(y.movable) == 0) {
@@ -174,7 +175,7 @@ func (p *planner) drift(b *buckets) error {
 		for i, a := range group {
 			set[i] = a.s
 		}
-		sim, err := p.simulate(set)
+		sim, err := p.simulate(ctx, set)
 		if err != nil {
 			return err
 		}

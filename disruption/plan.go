@@ -22,8 +22,8 @@ func Plan(ctx context.Context, in Input) (Result, error) {
 	if err := in.Validate(); err != nil {
 		return Result{}, err
 	}
-	p := newPlanner(ctx, &in)
-	if err := p.run(); err != nil {
+	p := newPlanner(&in)
+	if err := p.run(ctx); err != nil {
 		return Result{}, err
 	}
 	return p.result(), nil
@@ -34,15 +34,15 @@ type buckets struct {
 	interrupted, expired, drifted, empty, consolidate []*nstate
 }
 
-func (p *planner) run() error {
-	if err := p.reservePending(); err != nil {
+func (p *planner) run(ctx context.Context) error {
+	if err := p.reservePending(ctx); err != nil {
 		return err
 	}
 	b := p.classify()
 	steps := []struct {
 		method Methods
 		nodes  []*nstate
-		run    func(*buckets) error
+		run    func(context.Context, *buckets) error
 	}{
 		{MethodInterruption, b.interrupted, p.interruption},
 		{MethodExpiration, b.expired, p.expiration},
@@ -55,7 +55,7 @@ func (p *planner) run() error {
 			p.notRun(step.method, step.nodes)
 			continue
 		}
-		if err := step.run(b); err != nil {
+		if err := step.run(ctx, b); err != nil {
 			return err
 		}
 	}
@@ -72,11 +72,11 @@ func (p *planner) notRun(m Methods, nodes []*nstate) {
 
 // reservePending places the pending pods first, as the scheduler would, so consolidation does
 // not count on the room they will take; nodes they land on count as nominated.
-func (p *planner) reservePending() error {
+func (p *planner) reservePending(ctx context.Context) error {
 	if len(p.in.Pending) == 0 {
 		return nil
 	}
-	if err := p.ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("disruption: %w", err)
 	}
 	var nodes []scheduling.Node
@@ -88,7 +88,7 @@ func (p *planner) reservePending() error {
 		}
 	}
 	p.sims++
-	res, err := scheduling.Solve(p.ctx, scheduling.Input{
+	res, err := scheduling.Solve(ctx, scheduling.Input{
 		Pods: p.in.Pending, NodePools: p.in.NodePools, InstanceTypes: p.in.InstanceTypes,
 		PoolInstanceTypes: p.in.PoolInstanceTypes, DaemonSets: p.in.DaemonSets, Nodes: nodes,
 		Namespaces: p.in.Namespaces, VolumeZones: p.in.VolumeZones, Options: p.schedulingOptions(),

@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,8 +39,8 @@ func (p *planner) canSimulate() bool { return p.sims < p.maxSims }
 // it simulates again with that pod re-placed, pinned to its node; if it would no longer bind
 // there, the simulation is broken and its result is the first one, made around the earlier
 // moves as they are (what a forceful command, which goes ahead anyway, may use).
-func (p *planner) simulate(set []*nstate) (simulation, error) {
-	sim, err := p.simulateAlone(set)
+func (p *planner) simulate(ctx context.Context, set []*nstate) (simulation, error) {
+	sim, err := p.simulateAlone(ctx, set)
 	if err != nil || len(p.placed) == 0 {
 		return sim, err
 	}
@@ -61,7 +62,7 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 		}
 		pins = append(pins, q)
 	}
-	if err := p.ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return simulation{}, fmt.Errorf("disruption: %w", err)
 	}
 	orig := podsOf(set)
@@ -71,7 +72,7 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 	}
 	// The re-check belongs to this simulation: it does not count against MaxSimulations, or
 	// the earlier moves would use up the pass.
-	res, broken, err := p.solve(set, orig, p.mattersTo(moving), deps, pins)
+	res, broken, err := p.solve(ctx, set, orig, p.mattersTo(moving), deps, pins)
 	if err != nil {
 		return simulation{}, err
 	}
@@ -84,8 +85,8 @@ func (p *planner) simulate(set []*nstate) (simulation, error) {
 
 // simulateAlone is simulate for set's pods alone, the pods placed earlier in the pass staying
 // where they were put.
-func (p *planner) simulateAlone(set []*nstate) (simulation, error) {
-	if err := p.ctx.Err(); err != nil {
+func (p *planner) simulateAlone(ctx context.Context, set []*nstate) (simulation, error) {
+	if err := ctx.Err(); err != nil {
 		return simulation{}, fmt.Errorf("disruption: %w", err)
 	}
 	orig := podsOf(set)
@@ -108,7 +109,7 @@ func (p *planner) simulateAlone(set []*nstate) (simulation, error) {
 	}
 	if len(plainOrig) > 0 && len(restOrig) > 0 {
 		p.sims++
-		res, _, err := p.solve(set, restOrig, keep, nil, nil)
+		res, _, err := p.solve(ctx, set, restOrig, keep, nil, nil)
 		if err != nil {
 			return simulation{}, err
 		}
@@ -129,7 +130,7 @@ func (p *planner) simulateAlone(set []*nstate) (simulation, error) {
 		// The solver's packing left the plain pods no room: let it place them all.
 	}
 	p.sims++
-	res, _, err := p.solve(set, orig, keep, nil, nil)
+	res, _, err := p.solve(ctx, set, orig, keep, nil, nil)
 	if err != nil {
 		return simulation{}, err
 	}
@@ -140,7 +141,7 @@ func (p *planner) simulateAlone(set []*nstate) (simulation, error) {
 // described in simulate, and re-placing the pinned copies (pins) of the pods placed earlier in
 // the pass that depend on them (deps); the result leaves those out, and the blocker says when
 // one of them would no longer bind.
-func (p *planner) solve(set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod) bool, deps []placedPod, pins []*corev1.Pod) (scheduling.Result, *Blocked, error) {
+func (p *planner) solve(ctx context.Context, set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod) bool, deps []placedPod, pins []*corev1.Pod) (scheduling.Result, *Blocked, error) {
 	in := set
 	pods := make([]*corev1.Pod, len(orig))
 	for i, pod := range orig {
@@ -220,7 +221,7 @@ func (p *planner) solve(set []*nstate, orig []*corev1.Pod, keep func(*corev1.Pod
 		v.Pods = filterPods(v.Pods, keep)
 		nodes = append(nodes, v)
 	}
-	res, err := scheduling.Solve(p.ctx, scheduling.Input{
+	res, err := scheduling.Solve(ctx, scheduling.Input{
 		Pods:              pods,
 		NodePools:         p.in.NodePools,
 		InstanceTypes:     p.in.InstanceTypes,

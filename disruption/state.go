@@ -1,7 +1,6 @@
 package disruption
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"time"
@@ -85,7 +84,6 @@ type nstate struct {
 
 // planner is one pass. It is used by one goroutine and dropped after Plan returns.
 type planner struct {
-	ctx   context.Context
 	in    *Input
 	opts  Options
 	now   time.Time
@@ -123,8 +121,8 @@ type planner struct {
 	claimSeq int
 }
 
-func newPlanner(ctx context.Context, in *Input) *planner {
-	p := &planner{ctx: ctx, in: in, opts: in.Options, now: in.Now, pools: map[string]*nodeplan.NodePool{},
+func newPlanner(in *Input) *planner {
+	p := &planner{in: in, opts: in.Options, now: in.Now, pools: map[string]*nodeplan.NodePool{},
 		byName: map[string]*nstate{}, types: map[string]map[string]*nodeplan.InstanceType{},
 		requests: map[*corev1.Pod]corev1.ResourceList{}, maxSims: in.Options.maxSimulations()}
 	for i := range in.NodePools {
