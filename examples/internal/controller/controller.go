@@ -148,6 +148,9 @@ type Controller struct {
 	interruptions map[string]cloudprovider.Interruption
 	disruptNow    atomic.Bool       // an interruption wants a planning pass now
 	lastBlock     map[string]string // node → last DisruptionBlocked message (dedupe)
+	// startingPods holds the keys (startingKey) of pods seen Pending, until they are ready (their start-up
+	// time is observed then), terminal or gone.
+	startingPods sync.Map
 
 	pods       cache.SharedIndexInformer
 	podLister  cache.Indexer
@@ -286,8 +289,11 @@ func (c *Controller) Run(ctx context.Context) error {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
-			if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
-				c.tracker.PodEvent(p.Spec.NodeName, c.now())
+			if p, ok := obj.(*corev1.Pod); ok {
+				c.startingPods.Delete(startingKey(p))
+				if p.Spec.NodeName != "" {
+					c.tracker.PodEvent(p.Spec.NodeName, c.now())
+				}
 			}
 		},
 	}); err != nil {
@@ -398,6 +404,7 @@ func (c *Controller) onPod(old, obj any) {
 		return
 	}
 	now := c.now()
+	c.podStartup(p)
 	if provisionable(p) {
 		var was *corev1.Pod
 		if old != nil {
@@ -560,4 +567,40 @@ func (c *Controller) pool(name string) (nodeplan.NodePool, bool) {
 
 func selectorMatches(sel map[string]string, l map[string]string) bool {
 	return labels.SelectorFromSet(sel).Matches(labels.Set(l))
+}
+
+// podStartup observes karpenter_pods_startup_duration_seconds as Karpenter does: a pod seen
+// Pending is remembered, and once it is ready the time from its creation to its Ready
+// condition is observed; a terminal pod is forgotten.
+func (c *Controller) podStartup(p *corev1.Pod) {
+	if c.Metrics == nil {
+		return
+	}
+	if p.Status.Phase == corev1.PodPending {
+		c.startingPods.Store(startingKey(p), true)
+		return
+	}
+	if _, seen := c.startingPods.Load(startingKey(p)); !seen {
+		return
+	}
+	if ready, at := podReady(p); ready {
+		c.Metrics.PodStarted(at.Sub(p.CreationTimestamp.Time).Seconds())
+		c.startingPods.Delete(startingKey(p))
+	} else if nodeplan.PodTerminal(p) {
+		c.startingPods.Delete(startingKey(p))
+	}
+}
+
+// startingKey identifies a pod in startingPods: its namespace/name and UID (a pod re-created
+// under the same name is another pod).
+func startingKey(p *corev1.Pod) string { return nodeplan.PodKey(p) + "/" + string(p.UID) }
+
+// podReady reports whether p's Ready condition is True, and since when.
+func podReady(p *corev1.Pod) (bool, time.Time) {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.Status == corev1.ConditionTrue, cond.LastTransitionTime.Time
+		}
+	}
+	return false, time.Time{}
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -126,6 +127,7 @@ func (c *Controller) disrupt(ctx context.Context) bool {
 			}
 			return
 		}
+		c.Metrics.EligibleNodes(eligibleNodes(in, res))
 		c.explain(res.Blocked)
 		for _, cmd := range res.Commands {
 			c.execute(ctx, cmd)
@@ -247,7 +249,7 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 				continue
 			}
 			if c.Metrics != nil {
-				c.Metrics.NodeClaimDisrupted(&cl.NodeClaim, string(cmd.Reason))
+				c.Metrics.NodeClaimDisrupted(&cl.NodeClaim, c.disruptedReason(cmd.Reason, cl))
 			}
 			c.event(c.node(n), corev1.EventTypeNormal, "DisruptionTerminating", "Disrupting Node: %s", cmd.Reason)
 			c.terminate(ctx, cl, string(cmd.Reason))
@@ -309,9 +311,25 @@ func (c *Controller) pollInterruptions(ctx context.Context) {
 			return
 		}
 		for _, ev := range evs {
+			c.Metrics.InterruptionReceived(ev, c.now().Sub(ev.Time).Seconds())
 			c.interrupted(ev)
 		}
 	}()
+}
+
+// disruptedReason is karpenter_nodeclaims_disrupted_total's reason for cl disrupted for r:
+// Karpenter's name of the interruption's kind (spot_interrupted, scheduled_change,
+// instance_stopped, instance_terminated) for an interruption, else the reason lower-cased.
+func (c *Controller) disruptedReason(r nodeplan.DisruptionReason, cl *Claim) string {
+	if r == nodeplan.ReasonInterrupted {
+		c.mu.Lock()
+		ev, ok := c.interruptions[cl.Status.ProviderID]
+		c.mu.Unlock()
+		if ok {
+			return interruptionReason(ev)
+		}
+	}
+	return strings.ToLower(string(r))
 }
 
 func (c *Controller) interrupted(ev cloudprovider.Interruption) {

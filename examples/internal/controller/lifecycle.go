@@ -136,7 +136,7 @@ func (c *Controller) finish(ctx context.Context, cl *Claim, reason string) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		c.finishNow(ctx, cl, reason)
+		c.finishNow(ctx, cl, reason, c.now())
 	}()
 }
 

@@ -56,6 +56,9 @@ type Metrics struct {
 	plannedCost    prometheus.Gauge
 	savings        *prometheus.CounterVec
 
+	// ops are the series of metrics_ops.go.
+	ops *opsMetrics
+
 	// PodsPending is the number of provisionable pods at the last batch.
 	PodsPending prometheus.Gauge
 	// SolveDuration times the provisioning solver (Karpenter's
@@ -178,7 +181,7 @@ func NewMetrics() *Metrics {
 			Help: "NodeClaims whose instance is gone and whose record was removed, by nodepool, capacity type and zone."},
 			KarpenterSeries[metricNodeClaimsTerminated]),
 		nodeClaimsDisrupted: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricNodeClaimsDisrupted,
-			Help: "NodeClaims disrupted, by reason (underutilized, empty, drifted, expired, interrupted, insufficient_capacity, launch_timeout, registration_timeout, garbage_collected), nodepool and capacity type."},
+			Help: "NodeClaims disrupted, by reason (underutilized, empty, drifted, expired, spot_interrupted, scheduled_change, instance_stopped, instance_terminated, insufficient_capacity, launch_timeout, registration_timeout, garbage_collected), nodepool and capacity type."},
 			KarpenterSeries[metricNodeClaimsDisrupted]),
 		nodesCreated: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricNodesCreated,
 			Help: "Nodes registered for a NodeClaim, by nodepool and zone."}, KarpenterSeries[metricNodesCreated]),
@@ -225,10 +228,12 @@ func NewMetrics() *Metrics {
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricBuildInfo,
 		Help: "Always 1, labelled with the build."}, KarpenterSeries[metricBuildInfo])
 	buildInfo.WithLabelValues(buildLabels()...).Set(1)
+	m.ops = newOpsMetrics()
 	m.collectors = []prometheus.Collector{m.nodeClaimsCreated, m.nodeClaimsTerminated, m.nodeClaimsDisrupted, m.nodesCreated,
 		m.nodesTerminated, m.decisions, m.decisionsByPool, m.schedulingDuration, m.evaluationDuration, m.cloudErrors,
 		m.cloudDuration, m.claimsLaunched, m.unplaced, m.lowerBound, m.plannedCost, m.savings, m.PodsPending, plan,
 		buildInfo, stateCollector{m}}
+	m.collectors = append(m.collectors, m.ops.collectors()...)
 	m.Registry.MustRegister(m.collectors...)
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -261,9 +266,11 @@ func (c *Controller) updateGauges() {
 }
 
 // createdReason is karpenter_nodeclaims_created_total's reason: "provisioned" for pending
-// pods, the lower-cased disruption reason for a replacement.
+// pods, the lower-cased disruption reason for a replacement. An interrupted node's
+// replacement is "provisioned": Karpenter launches it for the pods the interruption leaves
+// pending, not as a disruption command's replacement.
 func createdReason(why string) string {
-	if why == "provisioning" {
+	if why == "provisioning" || strings.HasPrefix(why, string(nodeplan.ReasonInterrupted)+" ") {
 		return "provisioned"
 	}
 	if r, _, ok := strings.Cut(why, " "); ok && r != "replacement" {
@@ -337,16 +344,19 @@ func consolidationType(cmd disruption.Command) string {
 	return ""
 }
 
-// DisruptionDecision counts a command started, by decision, reason and consolidation type, in
-// total and per nodepool, and adds its savings to nodeplan's.
+// DisruptionDecision counts a command started by decision, reason and consolidation type, in
+// total and per nodepool, when it is voluntary (Karpenter counts no interruption or
+// expiration there), and adds its savings to nodeplan's.
 func (m *Metrics) DisruptionDecision(cmd disruption.Command) {
 	if m == nil {
 		return
 	}
 	d, r, t := decision(cmd), strings.ToLower(string(cmd.Reason)), consolidationType(cmd)
-	m.decisions.WithLabelValues(d, r, t).Inc()
-	for _, p := range cmd.NodePools {
-		m.decisionsByPool.WithLabelValues(p, d, r, t).Inc()
+	if voluntary(cmd.Reason) {
+		m.decisions.WithLabelValues(d, r, t).Inc()
+		for _, p := range cmd.NodePools {
+			m.decisionsByPool.WithLabelValues(p, d, r, t).Inc()
+		}
 	}
 	if cmd.Savings > 0 && len(cmd.NodePools) > 0 {
 		m.savings.WithLabelValues(strings.Join(cmd.NodePools, ","), r).Add(cmd.Savings)

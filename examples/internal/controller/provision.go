@@ -104,6 +104,7 @@ func (c *Controller) instanceTypes(ctx context.Context, pools []nodeplan.NodePoo
 		}
 		out[pools[i].Name] = its
 	}
+	c.Metrics.Offerings(out)
 	return out, cost
 }
 
@@ -238,7 +239,11 @@ func (c *Controller) provision(ctx context.Context) {
 	scheduling.AttachLimits(in.Nodes, s.volumes.CSINodes)
 	in.PoolInstanceTypes, in.Options.NodeCost = c.instanceTypes(ctx, in.NodePools)
 	start := time.Now() // the solver's own cost, in real time even on a simulated clock
+	queue := c.Metrics.SchedulingStarted(len(in.Pods))
 	res, err := c.Solve(ctx, in)
+	if err == nil {
+		c.Metrics.SchedulingDone(queue, len(res.Unschedulable))
+	}
 	if c.Metrics != nil {
 		c.Metrics.SolveDuration.Observe(time.Since(start).Seconds())
 	}

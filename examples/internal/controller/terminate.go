@@ -42,6 +42,7 @@ func (c *Controller) terminate(ctx context.Context, cl *Claim, reason string) {
 	go func() {
 		defer c.wg.Done()
 		defer c.release("terminate/" + cl.Name)
+		started := c.now()
 		graceful := gracefulTermination(reason, cl)
 		hasNode := cl.Status.NodeName != "" && c.node(cl.Status.NodeName) != nil
 		if graceful && hasNode {
@@ -56,7 +57,7 @@ func (c *Controller) terminate(ctx context.Context, cl *Claim, reason string) {
 				return
 			}
 		}
-		c.finishNow(ctx, cl, reason)
+		c.finishNow(ctx, cl, reason, started)
 	}()
 }
 
@@ -88,7 +89,9 @@ const (
 	drainCancelled
 )
 
-func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string) {
+// finishNow deletes the instance, then the Node, then the claim; started is when the
+// termination began, for the termination-duration series.
+func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string, started time.Time) {
 	if cl.Status.ProviderID != "" && !c.deleteInstance(ctx, cl.Status.ProviderID) {
 		return
 	}
@@ -97,6 +100,9 @@ func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string) {
 	// run finishes the termination.
 	if !c.deleteNodeUntilGone(ctx, cl.Status.NodeName) {
 		return
+	}
+	if cl.Status.NodeName != "" {
+		c.Metrics.NodeTerminated(cl.NodePool, c.now().Sub(started).Seconds())
 	}
 	// A Node that registered while the instance was being deleted (a claim interrupted before
 	// its Node came) would otherwise stay for ever, NotReady, with no claim to clean it up.
@@ -110,6 +116,7 @@ func (c *Controller) finishNow(ctx context.Context, cl *Claim, reason string) {
 	c.emit(Event{Kind: EventNodeClaimDeleted, NodeClaim: cl.Name, NodePool: cl.NodePool, Node: cl.Status.NodeName, Reason: reason})
 	if c.Metrics != nil {
 		c.Metrics.NodeClaimTerminated(&cl.NodeClaim)
+		c.Metrics.NodeClaimTerminationDuration(cl.NodePool, c.now().Sub(started).Seconds())
 	}
 }
 
