@@ -14,7 +14,7 @@ import (
 // every such pod needs; the smaller of the two is subtracted.
 func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 	if p.in.Options.SkipLowerBound || p.noProof {
-		return 0, p.columnGeneration(counts, p.shapes, nil, valuesLP)
+		return 0, p.columnGeneration(counts, p.shapes, nil, valuesLP, nil)
 	}
 	// limitedBound follows wherever the LP's final solution exceeds a limit limitPrices prices
 	// (below): the LP is told so (repricedLP). The relaxed problem's LPs have their own role.
@@ -22,9 +22,9 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 	if p.prefs.relaxTopology {
 		role = relaxedLP
 	}
-	cg := p.columnGeneration(counts, p.shapes, nil, role)
+	cg := p.columnGeneration(counts, p.shapes, nil, role, nil)
 	total := max(p.minusBins(cg.lb, cg.values, counts), 0)
-	if w := p.limitPrices(p.limitUse(cg), counts); w != nil {
+	if w := p.limitPrices(limitUse(p.pools, cg), counts); w != nil {
 		lb, cols := p.limitedBound(counts, w, cg.columns)
 		total = max(total, lb)
 		// The priced LP's columns seed the pools' LPs too (packNewNodes): where a limit binds,
@@ -42,7 +42,7 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 // minusBins subtracts from total, bin by bin, a bound on the value (at values) of the pods of
 // counts each existing node's free room can take.
 func (p *problem) minusBins(total float64, values []float64, counts []int64) float64 {
-	ks := p.newPricer()
+	ks := newPricer(p)
 	for _, b := range p.bins {
 		podValue, capValue := 0.0, math.Inf(1)
 		var admitted []*group
@@ -111,7 +111,7 @@ func (k *pricer) binBound(b *bin, admitted []*group, values []float64, counts []
 	f := &colFamily{s: s, price: 1}
 	v := make([]float64, len(admitted))
 	for i, g := range admitted {
-		if it, ok := k.p.newFamItem(s, i, g.id, fitEntry{g: int32(g.id)}, counts); ok {
+		if it, ok := k.famItem(s, i, g.id, fitEntry{g: int32(g.id)}, counts); ok {
 			f.items = append(f.items, it)
 		}
 		v[i] = values[g.id]
@@ -137,7 +137,7 @@ func (k *pricer) binBound(b *bin, admitted []*group, values []float64, counts []
 // on their cheapest node in the pool — averaged over those pods, shared among the pool's
 // limited resources. It returns nil when no limit binds or nothing elsewhere is dearer.
 func (p *problem) limitPrices(use [][]float64, counts []int64) [][]float64 {
-	if !p.overLimit(use) {
+	if !overLimit(p.pools, use) {
 		// Most solutions (and every one without limits): no pod's cost per pool is needed.
 		return nil
 	}
@@ -209,9 +209,9 @@ func (p *problem) perPodCosts() [][]float64 {
 
 // limitUse returns how much of each limited resource of each pool (by pool idx) the LP
 // solution cg uses.
-func (p *problem) limitUse(cg cgResult) [][]float64 {
-	use := make([][]float64, len(p.pools))
-	for _, pl := range p.pools {
+func limitUse(pools []*pool, cg cgResult) [][]float64 {
+	use := make([][]float64, len(pools))
+	for _, pl := range pools {
 		use[pl.idx] = make([]float64, len(pl.limited))
 	}
 	for i, pat := range cg.basis {
@@ -237,18 +237,17 @@ func (pl *pool) exceeds(use []float64, d int) bool {
 // limitedBound proves the bound with the limits priced at w (see above), starting from the
 // columns of the unpriced LP (seeds); it returns the bound and its LP's columns.
 func (p *problem) limitedBound(counts []int64, w [][]float64, seeds []pattern) (float64, []pattern) {
-	p.priceAdj = make([]float64, len(p.shapes))
+	adj := make(lpPrices, len(p.shapes))
 	for _, s := range p.shapes {
 		for d, x := range w[s.pool.idx] {
-			p.priceAdj[s.idx] += x * float64(s.capacity[d])
+			adj[s.idx] += x * float64(s.capacity[d])
 		}
 	}
 	role := limitLP
 	if p.prefs.relaxTopology {
 		role = relaxedLP
 	}
-	cg := p.columnGeneration(counts, p.shapes, seeds, role)
-	p.priceAdj = nil
+	cg := p.columnGeneration(counts, p.shapes, seeds, role, adj)
 	total := cg.lb
 	for _, pl := range p.pools {
 		for d, x := range w[pl.idx] {
@@ -344,7 +343,7 @@ func (c *colGen) tailStop() bool {
 func (c *colGen) famBound(i int, w []float64) float64 {
 	f := &c.fams[i]
 	c.ks.Work += len(f.items)
-	upper := f.upperBound(w, c.p.unitValues(c.ratio, c.rows, w), &c.ks.ub)
+	upper := f.upperBound(w, c.unitValues(c.ratio, w), &c.ks.ub)
 	upper = min(upper, c.ks.bound(f, w))
 	refined, items := c.ks.refine(f, w)
 	upper = min(upper, refined)

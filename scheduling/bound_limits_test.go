@@ -57,7 +57,7 @@ func TestLimitedBoundIsValid(t *testing.T) {
 			rt.Fatal(err)
 		}
 		if lb, _ := p.lowerBound(p.pendingCounts()); lb > 0 {
-			if plain, _ := p.columnGeneration(p.pendingCounts(), p.shapes, nil, repricedLP), 0; lb > plain.lb+1e-9 {
+			if plain, _ := p.columnGeneration(p.pendingCounts(), p.shapes, nil, repricedLP, nil), 0; lb > plain.lb+1e-9 {
 				tightened++
 			}
 		}

@@ -19,7 +19,7 @@ func TestStoppedBoundIsBelowTheLP(t *testing.T) {
 			rt.Fatal(err)
 		}
 		counts := p.pendingCounts()
-		c := p.newColGen(counts, p.shapes, relaxedLP)
+		c := p.newColGen(counts, p.shapes, relaxedLP, nil)
 		if c == nil {
 			rt.Skip("no pod fits")
 		}
@@ -30,7 +30,7 @@ func TestStoppedBoundIsBelowTheLP(t *testing.T) {
 		}
 
 		p.in.Options.Effort = 1000
-		ref := p.newColGen(counts, p.shapes, relaxedLP)
+		ref := p.newColGen(counts, p.shapes, relaxedLP, nil)
 		if !ref.iterate() {
 			rt.Skip("the reference LP did not converge")
 		}

@@ -63,8 +63,9 @@ const cgTol = 1e-7
 type colGen struct {
 	p      *problem
 	counts []int64
-	rowOf  []int // group id → row, -1 for none
-	rows   []int // row → group id
+	adj    lpPrices // what the LP adds to node prices (nil: nothing)
+	rowOf  []int    // group id → row, -1 for none
+	rows   []int    // row → group id
 	fams   []colFamily
 	need   []float64 // row → pods to cover
 	m      *master
@@ -121,7 +122,7 @@ type colGen struct {
 //
 // role says what the LP is for, and so its policy (lpPolicy): its rounds, its searches, whether
 // it proves a bound and when it stops.
-func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []pattern, role lpRole) cgResult {
+func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []pattern, role lpRole, adj lpPrices) cgResult {
 	cls := p.lpClasses()
 	lpCounts, merged := classCounts(cls, counts)
 	if !merged {
@@ -129,7 +130,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []patt
 	} else {
 		seeds = toClasses(cls, seeds)
 	}
-	c := p.newColGen(lpCounts, shapes, role)
+	c := p.newColGen(lpCounts, shapes, role, adj)
 	if c == nil {
 		return cgResult{values: make([]float64, len(p.groups))}
 	}
@@ -157,15 +158,18 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []patt
 	return res
 }
 
-// newColGen sets up the LP of role with one pure pattern per row (each group alone, as many as
-// fit, on the family where that is cheapest per pod); nil when no shape takes any pod.
-func (p *problem) newColGen(counts []int64, shapes []*shape, role lpRole) *colGen {
-	rowOf, rows, fams := p.buildFamilies(counts, shapes)
-	n := len(rows)
+// newColGen sets up the LP of role at prices adj with one pure pattern per row (each group
+// alone, as many as fit, on the family where that is cheapest per pod); nil when no shape
+// takes any pod.
+func (p *problem) newColGen(counts []int64, shapes []*shape, role lpRole, adj lpPrices) *colGen {
+	c := &colGen{p: p, counts: counts, adj: adj}
+	c.buildFamilies(shapes)
+	n := len(c.rows)
 	if n == 0 {
 		return nil
 	}
-	c := &colGen{p: p, counts: counts, rowOf: rowOf, rows: rows, fams: fams, ks: p.newPricer()}
+	c.ks = newPricer(p)
+	rows, fams := c.rows, c.fams
 	c.need = make([]float64, n)
 	for r, g := range rows {
 		c.need[r] = float64(counts[g])
@@ -284,7 +288,7 @@ func (c *colGen) duals() int {
 
 // sortFamilies orders the families by their cheap bound at vp, best first.
 func (c *colGen) sortFamilies() {
-	c.ratio = c.p.unitValues(c.ratio, c.rows, c.vp)
+	c.ratio = c.unitValues(c.ratio, c.vp)
 	for i := range c.fams {
 		c.order[i] = i
 		c.bound[i] = c.fams[i].upperBound(c.vp, c.ratio, &c.ks.ub) / c.fams[i].price
@@ -367,7 +371,7 @@ func (c *colGen) enter(found []pattern) bool {
 	entered := false
 	for _, pat := range found {
 		col := make([]float64, n)
-		price := c.p.familyPrice(pat.s, pat.o)
+		price := c.adj.of(pat.s, pat.o)
 		reduced := price
 		for _, x := range pat.placed {
 			col[c.rowOf[x.g]] = float64(x.k)
@@ -551,25 +555,25 @@ func (c *colGen) solution() (basis []pattern, lambda []float64) {
 func (c *colGen) skipsFullRound() bool {
 	switch c.cfg.skip {
 	case skipPastBudgetOrOverLimit:
-		return c.ks.Work >= c.cfg.budget || c.p.overLimit(c.limitUse())
+		return c.ks.Work >= c.cfg.budget || overLimit(c.p.pools, c.limitUse())
 	case skipPastBudgetIfRepriced:
 		return c.ks.Work >= c.cfg.budget && c.p.limitPrices(c.limitUse(), c.groupCounts) != nil
 	}
 	return false
 }
 
-// limitUse is problem.limitUse of the master's solution.
+// limitUse is limitUse of the master's solution.
 func (c *colGen) limitUse() [][]float64 {
 	basis, lambda := c.solution()
-	return c.p.limitUse(cgResult{basis: basis, lambda: lambda})
+	return limitUse(c.p.pools, cgResult{basis: basis, lambda: lambda})
 }
 
 // overLimit reports whether use (limitUse) takes more of a limited resource of a pool than the
 // pool has room for. A share LP's packers then take only the part of its solution the limit
 // allows (on spot-od-limit-1500, a spot pool's 200 cpu of a solution over 1,000), and its
 // full-effort rounds bought precision the limit throws away (see skipsFullRound).
-func (p *problem) overLimit(use [][]float64) bool {
-	for _, pl := range p.pools {
+func overLimit(pools []*pool, use [][]float64) bool {
+	for _, pl := range pools {
 		for d := range pl.limited {
 			if pl.exceeds(use[pl.idx], d) {
 				return true
@@ -579,12 +583,13 @@ func (p *problem) overLimit(use [][]float64) bool {
 	return false
 }
 
-// unitValues fills ratio with every row's value per unit of each resource (+Inf where the pod
-// needs none of it: that resource then bounds nothing), for upperBound.
-func (p *problem) unitValues(ratio []float64, rows []int, v []float64) []float64 {
+// unitValues fills ratio with every row's value per unit of each resource at row values v
+// (+Inf where the pod needs none of it: that resource then bounds nothing), for upperBound.
+func (c *colGen) unitValues(ratio []float64, v []float64) []float64 {
+	p := c.p
 	nd := len(p.dims.names)
-	ratio = append(ratio[:0], make([]float64, len(rows)*nd)...)
-	for r, g := range rows {
+	ratio = append(ratio[:0], make([]float64, len(c.rows)*nd)...)
+	for r, g := range c.rows {
 		if v[r] <= 0 {
 			continue
 		}

@@ -25,7 +25,7 @@ func TestDeferredSearchesChangeNothing(t *testing.T) {
 		}
 		counts := p.pendingCounts()
 		run := func(deferAllowed bool) (string, bool) {
-			c := p.newColGen(counts, p.shapes, valuesLP)
+			c := p.newColGen(counts, p.shapes, valuesLP, nil)
 			if c == nil {
 				return "", false
 			}

@@ -31,10 +31,10 @@ type famItem struct {
 	size float64 // the pod's size: Σ request/capacity over the shape's resources
 }
 
-// newFamItem describes group g on shape s for a pricing problem with these counts; ok is false
+// famItem describes group g on shape s for a pricing problem with these counts; ok is false
 // when not one pod fits.
-func (p *problem) newFamItem(s *shape, row, g int, e fitEntry, counts []int64) (famItem, bool) {
-	gr := p.groups[g]
+func (k *pricer) famItem(s *shape, row, g int, e fitEntry, counts []int64) (famItem, bool) {
+	gr := k.p.groups[g]
 	mk := maxCopies(gr.req, s.alloc, perNodeCap(gr, counts[g]))
 	if mk <= 0 {
 		return famItem{}, false
@@ -137,15 +137,17 @@ func famRowSets(fams []colFamily, words int) []uint64 {
 
 // buildFamilies numbers the rows of the LP (the groups with counts > 0 that some shape takes,
 // in the order the shapes meet them: rowOf[g] is group g's row, -1 for none) and lists the
-// column families over the shapes, the dominated ones left out.
-func (p *problem) buildFamilies(counts []int64, shapes []*shape) (rowOf, rows []int, fams []colFamily) {
-	rowOf = make([]int, len(p.groups))
+// column families over the shapes, the dominated ones left out, at the LP's prices: c.rowOf,
+// c.rows and c.fams.
+func (c *colGen) buildFamilies(shapes []*shape) {
+	p := c.p
+	c.rowOf = make([]int, len(p.groups))
 	for _, g := range p.groups {
-		rowOf[g.id] = -1
+		c.rowOf[g.id] = -1
 	}
-	cands, rows := p.shapeCands(counts, shapes, rowOf)
-	if len(rows) == 0 {
-		return rowOf, rows, nil
+	cands := c.shapeCands(shapes)
+	if len(c.rows) == 0 {
+		return
 	}
 	// One family per offering some group accepts: a node mixing groups must be bought
 	// through an offering all of them accept, which need not be any one's cheapest.
@@ -153,19 +155,19 @@ func (p *problem) buildFamilies(counts []int64, shapes []*shape) (rowOf, rows []
 	for _, sc := range cands {
 		n += bits.OnesCount64(sc.seen)
 	}
-	fams = make([]colFamily, 0, n)
+	fams := make([]colFamily, 0, n)
 	for _, sc := range cands {
 		for m := sc.seen; m != 0; m &= m - 1 {
 			o := bits.TrailingZeros64(m)
-			fams = append(fams, colFamily{s: sc.s, o: o, price: p.familyPrice(sc.s, o), all: sc.items})
+			fams = append(fams, colFamily{s: sc.s, o: o, price: c.adj.of(sc.s, o), all: sc.items})
 		}
 	}
 	// Most families are dominated: drop them before building their item lists.
-	fams = dropDominated(fams, len(rows))
+	fams = dropDominated(fams, len(c.rows))
 	for i := range fams {
-		p.keepOffering(&fams[i])
+		c.keepOffering(&fams[i])
 	}
-	return rowOf, rows, fams
+	c.fams = fams
 }
 
 // shapeCand is a shape's groups while the families are built, and the offerings they accept.
@@ -176,8 +178,9 @@ type shapeCand struct {
 }
 
 // shapeCands lists each shape's groups with pods to place (their items cut from one array),
-// numbering the rows as the shapes meet them (rowOf, rows).
-func (p *problem) shapeCands(counts []int64, shapes []*shape, rowOf []int) ([]shapeCand, []int) {
+// numbering the rows as the shapes meet them (c.rowOf, c.rows).
+func (c *colGen) shapeCands(shapes []*shape) []shapeCand {
+	p, counts, rowOf := c.p, c.counts, c.rowOf
 	n := 0
 	for _, s := range shapes {
 		n += len(p.byShape[s.idx])
@@ -186,7 +189,7 @@ func (p *problem) shapeCands(counts []int64, shapes []*shape, rowOf []int) ([]sh
 	out := make([]shapeCand, 0, len(shapes))
 	var rows []int
 	for _, s := range shapes {
-		if s.dominated && p.priceAdj == nil {
+		if s.dominated && c.adj == nil {
 			// Another shape's families dominate its families (at adjusted prices they may not:
 			// dropDominated compares those).
 			continue
@@ -210,12 +213,14 @@ func (p *problem) shapeCands(counts []int64, shapes []*shape, rowOf []int) ([]sh
 		sc.items = all[from:len(all):len(all)]
 		out = append(out, sc)
 	}
-	return out, rows
+	c.rows = rows
+	return out
 }
 
 // keepOffering makes the family's items, while building, from those of its shape's groups its
 // offering accepts.
-func (p *problem) keepOffering(f *colFamily) {
+func (c *colGen) keepOffering(f *colFamily) {
+	p := c.p
 	bit := uint64(1) << uint(f.o)
 	k := 0
 	for _, it := range f.all {
@@ -233,14 +238,16 @@ func (p *problem) keepOffering(f *colFamily) {
 	f.all = nil
 }
 
-// familyPrice is what the LP pays for a node of shape s through offering o: its price, plus
-// the shape's priceAdj when a bound is proved with the pools' limits priced in (see
-// limitedBound).
-func (p *problem) familyPrice(s *shape, o int) float64 {
-	if p.priceAdj == nil {
+// lpPrices is what an LP adds to the price of each shape's nodes (by shape idx): the pools'
+// limits priced in, where limitedBound proves a bound so; nil adds nothing.
+type lpPrices []float64
+
+// of is what the LP pays for a node of shape s through offering o.
+func (a lpPrices) of(s *shape, o int) float64 {
+	if a == nil {
 		return s.offerings[o].Price
 	}
-	return s.offerings[o].Price + p.priceAdj[s.idx]
+	return s.offerings[o].Price + a[s.idx]
 }
 
 // upperBound is a cheap bound on the family's best pattern value: per resource, the capacity
@@ -285,7 +292,7 @@ type pricer struct {
 	ub        []float64 // scratch for upperBound
 }
 
-func (p *problem) newPricer() *pricer {
+func newPricer(p *problem) *pricer {
 	k := &pricer{p: p, capIdx: make([][]int, len(p.groups)), capLimits: make([]int64, p.ncaps)}
 	for _, g := range p.groups {
 		for _, c := range g.caps {
@@ -305,7 +312,7 @@ func (k *pricer) knapsackOf(f *colFamily, v []float64) *knapsack.Problem {
 			kp.Items[j] = knapsack.Item{ID: it.g, Req: p.groups[it.g].req, Max: it.maxk, Size: it.size, Caps: k.capIdx[it.g]}
 		}
 		s, items := f.s, f.items
-		kp.Conflict = func(a, b int) bool { return p.joinConflict(s, items[a].e, items[b].g) }
+		kp.Conflict = func(a, b int) bool { return k.joinConflict(s, items[a].e, items[b].g) }
 		f.kp = kp
 	}
 	for j, it := range f.items {
@@ -316,7 +323,8 @@ func (k *pricer) knapsackOf(f *colFamily, v []float64) *knapsack.Problem {
 
 // joinConflict reports whether group e.g may not join a node of shape s holding group h (see
 // canJoin: the same rules, for one pair).
-func (p *problem) joinConflict(s *shape, e fitEntry, h int) bool {
+func (k *pricer) joinConflict(s *shape, e fitEntry, h int) bool {
+	p := k.p
 	if h == int(e.g) {
 		return false
 	}

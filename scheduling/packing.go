@@ -55,7 +55,7 @@ func (p *problem) packNewNodes(st *packState, pl *pool, global cgResult, counts 
 	}
 	if !same {
 		// Pods went to existing room or to other pools: price this pool's part alone.
-		cg = p.columnGeneration(rem, pl.shapes, global.columns, shareLP)
+		cg = p.columnGeneration(rem, pl.shapes, global.columns, shareLP, nil)
 		p.setValues(cg.values)
 	}
 	for _, g := range p.groups {

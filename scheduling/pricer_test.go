@@ -30,7 +30,9 @@ func TestKnapsackSearchFindsWhatBeatsTarget(t *testing.T) {
 			rt.Fatal(err)
 		}
 		counts := p.pendingCounts()
-		_, rows, fams := p.buildFamilies(counts, p.shapes)
+		c := &colGen{p: p, counts: counts}
+		c.buildFamilies(p.shapes)
+		rows, fams := c.rows, c.fams
 		if len(fams) == 0 {
 			rt.Skip("nothing fits")
 		}
@@ -39,7 +41,7 @@ func TestKnapsackSearchFindsWhatBeatsTarget(t *testing.T) {
 			v[r] = rapid.Float64Range(0, 1).Draw(rt, fmt.Sprintf("v-%d", r))
 		}
 		f := &fams[0]
-		ks := p.newPricer()
+		ks := newPricer(p)
 		_, best, upper := ks.solve(f, v, math.MaxInt32, 0)
 		if upper > best*(1+1e-9)+1e-12 {
 			rt.Fatalf("exact solve not finished: best %v, upper %v", best, upper)

@@ -82,9 +82,6 @@ type problem struct {
 	lpClass []int
 	// lpMembers lists, for a group standing for a class of more than one, the class's groups.
 	lpMembers map[int][]int
-	// priceAdj, when set, adds to the price of every shape's nodes in the column generation
-	// (by shape idx): the pools' limits priced in, for limitedBound.
-	priceAdj []float64
 }
 
 // packState is which pods one solve has placed where: solveOnce creates it (newPackState) after
