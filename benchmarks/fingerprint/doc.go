@@ -16,8 +16,10 @@
 //	cd benchmarks && go test ./fingerprint -update    # re-record testdata/results.txt
 //
 // A line that differs names its input, so a commit that moves plans can say which moved and
-// why. Under the race detector the largest suite scenarios are left out (they take minutes
-// there); every input that is solved is still compared with its recorded line.
+// why. Under the race detector (CI's run) and -short, the full-size suite and three generated
+// inputs in four are left out — the race detector makes the solver about ten times slower —
+// and every input that is solved is still compared with its recorded line; run it without
+// -race (as the command above does) before landing a change to the solver.
 //
 // The package has no non-test code but this doc.
 package fingerprint
