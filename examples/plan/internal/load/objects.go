@@ -256,7 +256,11 @@ func documents(data []byte) ([]document, error) {
 	var docs []document
 	var errs []error
 	for _, d := range split {
-		j, err := yaml.YAMLToJSONStrict(d.Data)
+		j, ok := yamlListToJSON(d.Data)
+		var err error
+		if !ok {
+			j, err = yaml.YAMLToJSONStrict(d.Data)
+		}
 		if err != nil {
 			// Lines in the YAML error count from the document's start; make them the file's.
 			msg := yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
