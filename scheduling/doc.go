@@ -209,7 +209,10 @@
 //
 // Leaves, which read none of the solver's working state: lp.go, the revised-simplex master;
 // internal/knapsack, the integer knapsack (items, room, shared caps and conflicts in; counts
-// out; its own small dense LP for bounds); and two packages — check, which judges a Result
+// out; its own small dense LP for bounds); internal/topology, the spread model (each
+// constraint with kube-scheduler's defaults, which nodes it counts for a pod, the counts per
+// domain, and the split of groups over domains that spread.go pins); and two packages —
+// check, which judges a Result
 // against its Input by Kubernetes' rules and shares no code with the solver, and
 // schedulingtest, with random inputs, brute-force optimal oracles and a first-fit-decreasing
 // baseline for tests and benchmarks. Facts about a single pod — its requests, terminal or not, its host ports, its

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/scheduling/internal/topology"
 )
 
 // Spread over zones (or any node label but the hostname).
@@ -41,24 +42,17 @@ import (
 // constraint it counts for goes over. enforceSpread checks the same counts after packing.
 
 // spreadFam is one spread constraint over a key other than the hostname, shared by every
-// group carrying it (same key, selector, namespace, skew, minDomains and policies).
+// group carrying it (same key, selector, namespace, skew, minDomains and policies). Its counts
+// are a topology.Family, made by countDomains.
 type spreadFam struct {
 	sig string
 	s   *spreadC
 	ns  string
 	// rep is a carrier: its node selection and tolerations decide which nodes are counted.
 	rep *group
-	// all are the counted domains and base their running matching pods.
-	all  []string
-	base map[string]int
+	*topology.Family
 	// parts are the groups pinned to its domains after the split (see enforceSpread).
 	parts []spreadPart
-
-	// During a split: lo counts the pods surely counted, hi adds those that may be (placed on
-	// a node the carriers' node inclusion policies may leave out); held marks domains with a
-	// carrier.
-	lo, hi map[string]int
-	held   map[string]bool
 	// rels[o] is what the family makes of the pods of the groups of origin o (relation): every
 	// split and check asks it of every group, for every family.
 	rels []famRel
@@ -83,12 +77,12 @@ type spreadPart struct {
 	count   countKind
 }
 
-type countKind uint8
+type countKind = topology.Kind
 
 const (
-	countNone countKind = iota
-	countSure
-	countMaybe
+	countNone  = topology.None
+	countSure  = topology.Sure
+	countMaybe = topology.Maybe
 )
 
 // spreadFamilies collects the spread constraints of the groups, one family per signature, in
@@ -158,10 +152,10 @@ func (p *problem) countsOf(g *group, f *spreadFam, carrier bool) countKind {
 		return countSure // carriers share the node selection that decides the counted nodes
 	}
 	r := f.rep
-	if f.s.honorAffinity && !unrestricted(r.nodeAlts) && !slices.EqualFunc(g.nodeAlts, r.nodeAlts, nodeplan.Requirements.Equal) {
+	if counted := countedAlts(r, f.s); !unrestricted(counted) && !slices.EqualFunc(g.nodeAlts, counted, nodeplan.Requirements.Equal) {
 		return countMaybe
 	}
-	if f.s.honorTaints {
+	if f.s.HonorTaints {
 		for _, pl := range p.pools {
 			_, gBad := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints)
 			_, rBad := nodeplan.UntoleratedTaint(r.tolerations, pl.np.Template.Taints)
@@ -184,35 +178,28 @@ func unrestricted(alts []nodeplan.Requirements) bool {
 	return len(alts) == 1 && alts[0].Len() == 0
 }
 
-// countDomains fills f.all and f.base: the domains kube-scheduler counts for f's carriers (every
-// node their node selection admits, fitting them or not, and every domain a pool can launch
+// countDomains makes f's topology.Family: the domains kube-scheduler counts for f's carriers
+// (every node their scope admits, fitting them or not, and every domain a pool can launch
 // such a node into) and the running pods the selector matches there.
 func (p *problem) countDomains(f *spreadFam, running []existingPod) {
 	g := f.rep
 	s := f.s
-	alts := g.nodeAlts
-	if !s.honorAffinity {
-		alts = []nodeplan.Requirements{{}}
+	base := map[string]int{}
+	for v := range p.domainsFor(g, countedAlts(g, s), s.Key, s.HonorTaints, false, true) {
+		base[v] = 0
 	}
-	f.base = map[string]int{}
-	for v := range p.domainsFor(g, alts, s.term.key, s.honorTaints, false, true) {
-		f.base[v] = 0
-	}
-	p.countRunning(f, running)
-	f.all = make([]string, 0, len(f.base))
-	for v := range f.base {
-		f.all = append(f.all, v)
-	}
-	slices.Sort(f.all)
+	p.countRunning(f, base, running)
+	f.Family = topology.NewFamily(s.Spread, base)
 }
 
-// countRunning adds to f.base the domain of every existing node that kube-scheduler counts for
-// f's carriers — the nodes their node selection admits, whatever else (volumes,
-// other constraints' pins) narrows where they may go; whether or not the solve may use it
-// (NoNewPods, cordoned), since kube-scheduler's minimum is over all of them — and counts there
-// the running pods the selector matches, among those runningCandidates leaves.
-func (p *problem) countRunning(f *spreadFam, running []existingPod) {
+// countRunning adds to base the domain of every existing node that kube-scheduler counts for
+// f's carriers — the nodes their scope admits, whatever else (volumes, other constraints'
+// pins) narrows where they may go; whether or not the solve may use it (NoNewPods, cordoned),
+// since kube-scheduler's minimum is over all of them — and counts there the running pods the
+// selector matches, among those runningCandidates leaves.
+func (p *problem) countRunning(f *spreadFam, base map[string]int, running []existingPod) {
 	g, s := f.rep, f.s
+	alts := countedAlts(g, s)
 	type counted struct {
 		v  string
 		ok bool
@@ -222,11 +209,11 @@ func (p *problem) countRunning(f *spreadFam, running []existingPod) {
 		if c, ok := seen[e.node]; ok {
 			return c.v, c.ok
 		}
-		v, ok := e.labels[s.term.key]
-		if ok && s.honorAffinity && !anyAltMatches(g.nodeAlts, e.labels) {
+		v, ok := e.labels[s.Key]
+		if ok && !anyAltMatches(alts, e.labels) {
 			ok = false
 		}
-		if ok && s.honorTaints {
+		if ok && s.HonorTaints {
 			if _, blocked := nodeplan.UntoleratedTaint(g.tolerations, e.node.Spec.Taints); blocked {
 				ok = false
 			}
@@ -239,13 +226,13 @@ func (p *problem) countRunning(f *spreadFam, running []existingPod) {
 	for i := range p.in.Nodes {
 		if n := p.in.Nodes[i].Node; n != nil {
 			if v, ok := domain(existingPod{node: n, labels: n.Labels}); ok {
-				f.base[v] += 0
+				base[v] += 0
 			}
 		}
 	}
 	count := func(e existingPod) {
 		if v, ok := domain(e); ok && s.term.matches(e.pod) {
-			f.base[v]++
+			base[v]++
 		}
 	}
 	if idx, all := p.runningCandidates(&s.term, running); all {
@@ -259,59 +246,27 @@ func (p *problem) countRunning(f *spreadFam, running []existingPod) {
 	}
 }
 
-// minimum is the smallest surely counted number over f's domains (0 with fewer domains than
-// minDomains).
-func (f *spreadFam) minimum(lo map[string]int) int {
-	if len(f.all) < f.s.minDomains || len(f.all) == 0 {
-		return 0
-	}
-	m := math.MaxInt
-	for _, v := range f.all {
-		m = min(m, lo[v])
-	}
-	return m
-}
-
-func (f *spreadFam) why(counts map[string]int, what string) *blockInfo {
-	s := f.s
-	msg := fmt.Sprintf("topology spread on %s (maxSkew %d", s.term.key, s.maxSkew)
-	if s.minDomains > 0 {
-		msg += fmt.Sprintf(", minDomains %d", s.minDomains)
-	}
-	msg += fmt.Sprintf(") cannot take more %s: %s", what, fmtCounts(counts, f.all))
-	if len(f.all) < s.minDomains {
-		msg += fmt.Sprintf("; only %d domains, fewer than minDomains", len(f.all))
-	}
-	return &blockInfo{ReasonTopologySpread, msg}
-}
-
-// spreadMember is a group taking part in one split: the families it carries or counts for.
+// spreadMember is a group taking part in one split, as topology.Member.
 type spreadMember struct {
-	g       *group
-	vals    []string // its domains, cheapest first
-	parts   []int
-	carries []*spreadFam
-	counted []*spreadFam
-	kinds   []countKind // per counted
-	left    int         // pods still to assign
-	block   *blockInfo
+	g *group
+	*topology.Member
 }
 
 // splitSpreads pins the groups involved in the families check (all over one key each split
 // together) to domains, so that the final counts hold every carrier within maxSkew (see the
-// comment at the top). The carriers of active families are split, and the pods the selectors of
-// check count that are not yet pinned and ready(g) allows. assigned records the groups already
-// pinned by an earlier call, per key.
+// comment at the top; topology.Assign shares the pods out). The carriers of active families
+// are split, and the pods the selectors of check count that are not yet pinned and ready(g)
+// allows. assigned records the groups already pinned by an earlier call, per key.
 func (p *problem) splitSpreads(active, check []*spreadFam, running []existingPod, assigned map[string]map[*group]bool, ready func(*group) bool) {
 	byKey := map[string][]*spreadFam{}
 	var keys []string
 	for _, f := range check {
-		k := f.s.term.key
+		k := f.s.Key
 		if byKey[k] == nil {
 			keys = append(keys, k)
 		}
 		byKey[k] = append(byKey[k], f)
-		if f.base == nil {
+		if f.Family == nil {
 			p.countDomains(f, running)
 		}
 	}
@@ -324,24 +279,30 @@ func (p *problem) splitSpreads(active, check []*spreadFam, running []existingPod
 		}
 		done := assigned[key]
 		for _, f := range fams {
-			f.lo, f.hi, f.held = map[string]int{}, map[string]int{}, map[string]bool{}
-			for v, n := range f.base {
-				f.lo[v], f.hi[v] = n, n
-			}
+			f.Reset()
 		}
 		movers, carriers, free := p.spreadMembers(key, fams, active, done, ready)
-		p.assignMembers(movers, carriers)
+		topology.Assign(members(movers), members(carriers))
 		p.pinFree(key, free, done)
 		for _, m := range slices.Concat(movers, carriers) {
-			if m.left > 0 && m.block == nil {
-				m.block = m.blockReason()
+			var why *blockInfo
+			if m.Why != "" {
+				why = &blockInfo{ReasonTopologySpread, m.Why}
 			}
-			for _, sub := range p.splitInto(m.g, key, m.vals, m.parts, m.block) {
+			for _, sub := range p.splitInto(m.g, key, m.Domains, m.Parts, why) {
 				done[sub] = true
 			}
 			done[m.g] = true
 		}
 	}
+}
+
+func members(ms []*spreadMember) []*topology.Member {
+	out := make([]*topology.Member, len(ms))
+	for i, m := range ms {
+		out[i] = m.Member
+	}
+	return out
 }
 
 // spreadMembers sorts the groups one split over key involves: movers only count for fams,
@@ -353,42 +314,43 @@ func (p *problem) spreadMembers(key string, fams, active []*spreadFam, done map[
 		if g.blocked != nil {
 			continue
 		}
-		m := &spreadMember{g: g}
+		m := &spreadMember{g: g, Member: &topology.Member{}}
 		activeCarrier := false
 		for _, f := range fams {
 			if p.carries(g, f) {
-				m.carries = append(m.carries, f)
+				m.Carries = append(m.Carries, f.Family)
 				activeCarrier = activeCarrier || slices.Contains(active, f)
 			}
 			if k := p.counts(g, f); k != countNone {
-				m.counted = append(m.counted, f)
-				m.kinds = append(m.kinds, k)
+				m.Counted = append(m.Counted, f.Family)
+				m.Kinds = append(m.Kinds, k)
 			}
 		}
-		if len(m.carries)+len(m.counted) == 0 {
+		if len(m.Carries)+len(m.Counted) == 0 {
 			continue
 		}
-		movable := !done[g] && (activeCarrier || (len(m.counted) > 0 && len(m.carries) == 0 && ready(g)))
+		movable := !done[g] && (activeCarrier || (len(m.Counted) > 0 && len(m.Carries) == 0 && ready(g)))
 		if !movable {
-			m.countFixed(key)
+			p.countFixed(m, key, fams)
 			continue
 		}
-		m.vals = byPrice(p.domains(g, key))
+		m.Domains = byPrice(p.domains(g, key))
 		if h := g.with; h != nil {
 			// It goes onto the nodes of the group it follows: into that group's
 			// domain, once that is known.
 			v := pinnedTo(h, key)
-			if v == "" || !slices.Contains(m.vals, v) {
+			if v == "" || !slices.Contains(m.Domains, v) {
 				continue
 			}
-			m.vals = []string{v}
+			m.Domains = []string{v}
 		}
-		m.parts = make([]int, len(m.vals))
-		m.left = len(g.pods)
+		m.Parts = make([]int, len(m.Domains))
+		m.Left = len(g.pods)
+		m.Single = g.single != nil
 		switch {
-		case len(m.counted) == 0 && g.single == nil:
+		case len(m.Counted) == 0 && g.single == nil:
 			free = append(free, m)
-		case len(m.carries) > 0:
+		case len(m.Carries) > 0:
 			carriers = append(carriers, m)
 		default:
 			movers = append(movers, m)
@@ -399,39 +361,16 @@ func (p *problem) spreadMembers(key string, fams, active []*spreadFam, done map[
 
 // countFixed counts a group that does not move in this split: where an earlier split or
 // another constraint pinned it; a group not pinned yet is counted when its turn comes.
-func (m *spreadMember) countFixed(key string) {
-	v := pinnedTo(m.g, key)
-	if v != "" {
-		for i, f := range m.counted {
-			f.add(v, len(m.g.pods), m.kinds[i])
+func (p *problem) countFixed(m *spreadMember, key string, fams []*spreadFam) {
+	if v := pinnedTo(m.g, key); v != "" {
+		for i, f := range m.Counted {
+			f.Add(v, len(m.g.pods), m.Kinds[i])
 		}
 	}
-	for _, f := range m.carries {
-		for _, v := range carrierDomains(m.g, f) {
-			f.held[v] = true
-		}
-	}
-}
-
-// assignMembers gives each pod of the movers and carriers a domain: pods that only count go
-// first, each to its least filled domain; then the carriers, one pod at a time round the
-// groups (a group whose pods share one node takes one domain for all of them).
-func (p *problem) assignMembers(movers, carriers []*spreadMember) {
-	for _, m := range movers {
-		for m.left > 0 {
-			if !p.assignOne(m) {
-				break
-			}
-		}
-	}
-	for progress := true; progress; {
-		progress = false
-		for _, m := range carriers {
-			if m.left == 0 || m.block != nil {
-				continue
-			}
-			if p.assignOne(m) {
-				progress = true
+	for _, f := range fams {
+		if slices.Contains(m.Carries, f.Family) {
+			for _, v := range carrierDomains(m.g, f) {
+				f.Held[v] = true
 			}
 		}
 	}
@@ -442,124 +381,16 @@ func (p *problem) assignMembers(movers, carriers []*spreadMember) {
 // minimum as it ends.
 func (p *problem) pinFree(key string, free []*spreadMember, done map[*group]bool) {
 	for _, m := range free {
-		var ok []string
-		for i, v := range m.vals {
-			if m.fits(i, 0) {
-				ok = append(ok, v)
-			}
-		}
+		ok := m.Free()
 		switch {
 		case len(ok) == 0:
-			m.g.blocked = m.blockReason()
-		case len(ok) < len(m.vals):
+			m.g.blocked = &blockInfo{ReasonTopologySpread, m.Why}
+		case len(ok) < len(m.Domains):
 			slices.Sort(ok)
 			p.pin(m.g, key, ok...)
 		}
-		for _, f := range m.carries {
-			for _, v := range ok {
-				f.held[v] = true
-			}
-		}
 		done[m.g] = true
 	}
-}
-
-func (f *spreadFam) add(v string, n int, k countKind) {
-	switch k {
-	case countSure:
-		f.lo[v] += n
-		f.hi[v] += n
-	case countMaybe:
-		f.hi[v] += n
-	}
-}
-
-// assignOne puts one more pod of m (or, for a group whose pods share a node, all it can) in the
-// least filled domain that keeps every constraint; it reports whether it could.
-func (p *problem) assignOne(m *spreadMember) bool {
-	n := 1
-	if m.g.single != nil {
-		if slices.ContainsFunc(m.parts, func(x int) bool { return x > 0 }) {
-			// Its domain is chosen: the others may only follow it there.
-			i := slices.IndexFunc(m.parts, func(x int) bool { return x > 0 })
-			if !m.fits(i, 1) {
-				m.block = m.blockReason()
-				return false
-			}
-			m.take(i, 1)
-			return true
-		}
-	}
-	best, bestScore := -1, math.MaxInt
-	for i := range m.vals {
-		if !m.fits(i, n) {
-			continue
-		}
-		score := 0
-		for _, f := range m.carries {
-			score += f.hi[m.vals[i]]
-		}
-		for _, f := range m.counted {
-			score += f.hi[m.vals[i]]
-		}
-		if score < bestScore {
-			best, bestScore = i, score
-		}
-	}
-	if best < 0 {
-		m.block = m.blockReason()
-		return false
-	}
-	m.take(best, n)
-	return true
-}
-
-// fits reports whether n more of m's pods may go to its i-th domain: every constraint m carries
-// holds there, and every constraint it counts for still holds for the carriers in that domain.
-func (m *spreadMember) fits(i, n int) bool {
-	v := m.vals[i]
-	for _, f := range m.carries {
-		add := 0
-		if ci := slices.Index(m.counted, f); ci >= 0 {
-			add = n
-		}
-		if !slices.Contains(f.all, v) {
-			return false
-		}
-		if f.hi[v]+add-f.minimum(f.lo) > f.s.maxSkew {
-			return false
-		}
-	}
-	for _, f := range m.counted {
-		if f.held[v] && !slices.Contains(m.carries, f) && f.hi[v]+n-f.minimum(f.lo) > f.s.maxSkew {
-			return false
-		}
-	}
-	return true
-}
-
-func (m *spreadMember) take(i, n int) {
-	v := m.vals[i]
-	m.parts[i] += n
-	m.left -= n
-	for ci, f := range m.counted {
-		f.add(v, n, m.kinds[ci])
-	}
-	for _, f := range m.carries {
-		f.held[v] = true
-	}
-}
-
-func (m *spreadMember) blockReason() *blockInfo {
-	fams := m.carries
-	what := "pods"
-	if len(fams) == 0 {
-		fams, what = m.counted, "pods its selector matches"
-	}
-	if len(fams) == 0 {
-		return nil
-	}
-	return fams[0].why(fams[0].hi, what)
 }
 
 // recordSpreadParts lists, for the check after packing, every group pinned to a domain of each
@@ -589,7 +420,7 @@ func (p *problem) recordSpreadParts(fams []*spreadFam) {
 					if carrier {
 						at = carrierDomains(g, f)
 					}
-					for _, d := range f.all {
+					for _, d := range f.Domains {
 						f.parts = append(f.parts, spreadPart{g: g, domain: d, carrier: slices.Contains(at, d), count: countMaybe})
 					}
 				}
@@ -613,10 +444,10 @@ func (p *problem) enforceSpread(st *packState, f *spreadFam) {
 				held[part.domain] = true
 			}
 		}
-		m := f.minimum(lo)
+		m := f.Minimum(lo)
 		worst, over := "", 0
 		for _, v := range slices.Sorted(maps.Keys(held)) {
-			if d := hi[v] - m - f.s.maxSkew; d > over {
+			if d := hi[v] - m - f.s.MaxSkew; d > over {
 				worst, over = v, d
 			}
 		}
@@ -624,7 +455,7 @@ func (p *problem) enforceSpread(st *packState, f *spreadFam) {
 			return
 		}
 		why := &blockInfo{ReasonTopologySpread, fmt.Sprintf("topology spread on %s (maxSkew %d): other domains could not take their share, so %s=%s cannot take more (%s)",
-			f.s.term.key, f.s.maxSkew, f.s.term.key, worst, fmtCounts(hi, f.all))}
+			f.s.term.key, f.s.MaxSkew, f.s.term.key, worst, topology.FormatCounts(hi, f.Domains))}
 		took := false
 		for _, part := range slices.Backward(f.parts) {
 			if part.domain == worst && part.carrier && part.count != countNone && st.placed(part.g) > 0 {
@@ -661,11 +492,7 @@ func (p *problem) relaxedSpreadCap(f *spreadFam, running []existingPod) {
 	for _, g := range p.groups {
 		if p.carries(g, f) {
 			members = append(members, g)
-			alts := g.nodeAlts
-			if !f.s.honorAffinity {
-				alts = []nodeplan.Requirements{{}}
-			}
-			for v := range p.domainsFor(g, alts, f.s.term.key, f.s.honorTaints, false, true) {
+			for v := range p.domainsFor(g, countedAlts(g, f.s), f.s.Key, f.s.HonorTaints, false, true) {
 				doms[v] = true
 			}
 		}
@@ -687,10 +514,10 @@ func (p *problem) relaxedSpreadCap(f *spreadFam, running []existingPod) {
 		}
 	}
 	z := len(doms)
-	if z == 0 || f.s.maxSkew <= 0 {
+	if z == 0 || f.s.MaxSkew <= 0 {
 		return
 	}
-	m := (n + (z-1)*f.s.maxSkew) / z
+	m := (n + (z-1)*f.s.MaxSkew) / z
 	if m >= n || m >= relaxedCapMax {
 		return // no cap below what the pods are anyway, or one the bound does better without
 	}
@@ -709,7 +536,7 @@ func carrierDomains(g *group, f *spreadFam) []string {
 		return []string{v}
 	}
 	var out []string
-	for _, d := range f.all {
+	for _, d := range f.Domains {
 		for _, alt := range g.alts {
 			if r, ok := alt.Get(f.s.term.key); !ok || r.Accepts(d, true) {
 				out = append(out, d)
@@ -730,8 +557,8 @@ func (p *problem) slack(f *spreadFam) bool {
 		}
 	}
 	hi := 0
-	for _, v := range f.all {
-		hi = max(hi, f.base[v])
+	for _, v := range f.Domains {
+		hi = max(hi, f.Base[v])
 	}
-	return hi+n-f.minimum(f.base) <= f.s.maxSkew
+	return hi+n-f.Minimum(f.Base) <= f.s.MaxSkew
 }

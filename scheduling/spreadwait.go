@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/nodeplan/nodeplan/scheduling/internal/topology"
 )
 
 // Spread carriers waiting on each other.
@@ -52,8 +54,8 @@ type waitPair struct {
 // that may be.
 func (p *problem) famCounts(st *packState, f *spreadFam) (lo, hi map[string]int) {
 	lo, hi = map[string]int{}, map[string]int{}
-	for _, v := range f.all {
-		lo[v], hi[v] = f.base[v], f.base[v]
+	for _, v := range f.Domains {
+		lo[v], hi[v] = f.Base[v], f.Base[v]
 	}
 	for _, part := range f.parts {
 		n := st.placed(part.g)
@@ -105,7 +107,7 @@ type waitAt struct {
 	fam, domain, g, self int
 }
 
-// waitFam is a family in the model: domains [0, counted) are f.all in order, any after them
+// waitFam is a family in the model: domains [0, counted) are f.Domains in order, any after them
 // are named only by parts; lo and hi are its counts as packed (famCounts).
 type waitFam struct {
 	f       *spreadFam
@@ -127,12 +129,12 @@ func (p *problem) newWaitModel(st *packState) *waitModel {
 	m := &waitModel{fams: make([]waitFam, len(p.spreadFams))}
 	local := map[*group]int{}
 	for fi, f := range p.spreadFams {
-		domain := make(map[string]int, len(f.all))
-		for _, v := range f.all {
+		domain := make(map[string]int, len(f.Domains))
+		for _, v := range f.Domains {
 			domain[v] = len(domain)
 		}
 		wf := &m.fams[fi]
-		wf.f, wf.counted = f, len(f.all)
+		wf.f, wf.counted = f, len(f.Domains)
 		for _, part := range f.parts {
 			if _, ok := domain[part.domain]; !ok {
 				domain[part.domain] = len(domain)
@@ -143,8 +145,8 @@ func (p *problem) newWaitModel(st *packState) *waitModel {
 			wf.parts = append(wf.parts, waitPart{local[part.g], domain[part.domain], st.placed(part.g), part.count, part.carrier})
 		}
 		wf.lo, wf.hi = make([]int, len(domain)), make([]int, len(domain))
-		for i, v := range f.all {
-			wf.lo[i], wf.hi[i] = f.base[v], f.base[v]
+		for i, v := range f.Domains {
+			wf.lo[i], wf.hi[i] = f.Base[v], f.Base[v]
 		}
 		wf.count(wf.lo, wf.hi, nil, 1)
 		m.addPairs(fi)
@@ -253,7 +255,7 @@ func (m *waitModel) freeCounts(held func(g, f int) bool) [][]int {
 // mayWait reports whether a carrier of the family in domain d may be refused while the pods
 // held in other domains are pending: free is the family's surely counted pods less those.
 func (wf *waitFam) mayWait(d int, free []int) bool {
-	if wf.counted < wf.f.s.minDomains {
+	if wf.counted < wf.f.s.MinDomains {
 		return false
 	}
 	lowest, any := 0, false
@@ -262,7 +264,7 @@ func (wf *waitFam) mayWait(d int, free []int) bool {
 			lowest, any = n, true
 		}
 	}
-	return any && wf.hi[d]-lowest > wf.f.s.maxSkew
+	return any && wf.hi[d]-lowest > wf.f.s.MaxSkew
 }
 
 // seededWaits looks for a deadlock the settling from every pair at once misses: settled from
@@ -338,10 +340,11 @@ func (m *waitModel) settleWaits(live []bool) {
 			}
 			wf := &m.fams[a.fam]
 			own, low := hi[a.fam][a.domain]+a.self, 0
-			if wf.counted >= wf.f.s.minDomains {
+			if wf.counted >= wf.f.s.MinDomains || wf.counted == 0 {
+				// (With no counted domain lowest is MaxInt: nothing refuses it.)
 				low = min(own, lowest[a.fam])
 			}
-			if own-low <= wf.f.s.maxSkew {
+			if own-low <= wf.f.s.MaxSkew {
 				live[i], changed = false, true
 			}
 		}
@@ -377,7 +380,7 @@ func (p *problem) enforceSpreadWaits(st *packState) bool {
 	p.unplace(st, best, 1)
 	best.blocked = &blockInfo{ReasonTopologySpread, fmt.Sprintf(
 		"topology spread on %s (maxSkew %d) of %s…: %s=%s cannot take more of the pods it counts and carriers, or carriers there could wait forever for pods in other domains that wait for them in turn (%s)",
-		w.f.s.term.key, w.f.s.maxSkew, w.g.keys[0], w.f.s.term.key, w.domain, fmtCounts(hi, w.f.all))}
+		w.f.s.term.key, w.f.s.MaxSkew, w.g.keys[0], w.f.s.term.key, w.domain, topology.FormatCounts(hi, w.f.Domains))}
 	return true
 }
 
@@ -392,7 +395,7 @@ func (p *problem) lowersMinimum(st *packState, g *group, f *spreadFam, d string)
 			continue
 		}
 		lo, _ := p.famCounts(st, o)
-		if lo[d] <= o.minimum(lo) {
+		if lo[d] <= o.Minimum(lo) {
 			harm++
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"pgregory.net/rapid"
+
+	"github.com/nodeplan/nodeplan/scheduling/internal/topology"
 )
 
 // drawWaitModel draws a few spread families over a few domains, with groups as carriers and
@@ -23,14 +25,12 @@ func drawWaitModel(t *rapid.T) *waitModel {
 	p := &problem{}
 	domains := []string{"a", "b", "c", "d", "e"}
 	for range rapid.IntRange(1, 3).Draw(t, "families") {
-		f := &spreadFam{
-			s:    &spreadC{maxSkew: rapid.IntRange(1, 2).Draw(t, "maxSkew"), minDomains: rapid.IntRange(0, 4).Draw(t, "minDomains")},
-			all:  domains[:rapid.IntRange(0, 4).Draw(t, "counted")],
-			base: map[string]int{},
+		s := &spreadC{Spread: topology.Spread{MaxSkew: rapid.IntRange(1, 2).Draw(t, "maxSkew"), MinDomains: max(rapid.IntRange(0, 4).Draw(t, "minDomains"), 1)}}
+		base := map[string]int{}
+		for _, v := range domains[:rapid.IntRange(0, 4).Draw(t, "counted")] {
+			base[v] = rapid.IntRange(0, 2).Draw(t, "base")
 		}
-		for _, v := range f.all {
-			f.base[v] = rapid.IntRange(0, 2).Draw(t, "base")
-		}
+		f := &spreadFam{s: s, Family: topology.NewFamily(s.Spread, base)}
 		for range rapid.IntRange(0, 8).Draw(t, "parts") {
 			f.parts = append(f.parts, spreadPart{
 				g:       rapid.SampledFrom(groups).Draw(t, "g"),

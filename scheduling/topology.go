@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/scheduling/internal/topology"
 )
 
 // Topology constraints — spread, pod affinity and anti-affinity — are turned into the few things
@@ -37,13 +38,11 @@ import (
 // hostnames, pending pods the selector matches without carrying it share the carriers' per-node
 // cap, or, when they outnumber the carriers, stay off the carriers' nodes.
 
+// spreadC is a spread constraint of a group: the pods it selects, and the rest as
+// kube-scheduler reads it (defaults filled).
 type spreadC struct {
-	term          podTerm
-	maxSkew       int
-	minDomains    int
-	hard          bool
-	honorAffinity bool
-	honorTaints   bool
+	term podTerm
+	topology.Spread
 }
 
 // groupTopo is a group's parsed constraints.
@@ -95,22 +94,17 @@ func (p *problem) parseSpreads(g *group, t *groupTopo) error {
 		if err != nil {
 			return err
 		}
-		s := spreadC{term: term, maxSkew: int(max(c.MaxSkew, 1)), hard: c.WhenUnsatisfiable != corev1.ScheduleAnyway,
-			honorAffinity: c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor,
-			honorTaints:   c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor}
-		if c.MinDomains != nil {
-			s.minDomains = int(*c.MinDomains)
-		}
+		s := spreadC{term: term, Spread: topology.FromConstraint(c)}
 		if term.sel.Empty() {
 			// kube-scheduler counts no pods for an empty selector ({}), so the skew is at
 			// most 1 everywhere: the constraint only asks for nodes with the key.
-			if s.hard && c.TopologyKey != nodeplan.LabelHostname && c.TopologyKey != nodeplan.LabelZone {
+			if s.Hard && !topology.Labelled(c.TopologyKey) {
 				t.needKeys = append(t.needKeys, c.TopologyKey)
 				needKey(g, c.TopologyKey)
 			}
 			continue
 		}
-		if s.hard || p.prefs.spread {
+		if s.Hard || p.prefs.spread {
 			t.spreads = append(t.spreads, s)
 			t.spreadSigs = append(t.spreadSigs, spreadSignature(g, &t.spreads[len(t.spreads)-1]))
 		}
@@ -397,7 +391,7 @@ func (p *problem) applyDomainAnti(repels []repel, running []existingPod) {
 func zoneFamilies(fams []*spreadFam) []*spreadFam {
 	var out []*spreadFam
 	for _, f := range fams {
-		if f.s.term.key != nodeplan.LabelHostname {
+		if f.s.Key != nodeplan.LabelHostname {
 			out = append(out, f)
 		}
 	}
@@ -456,7 +450,7 @@ func (p *problem) applyHostnameSpreads(fams []*spreadFam, counted []existingPod)
 // pods on any node, which also keeps every carrier's node within it), when they are no more than
 // the carriers; or a node holding carriers holds none of them, and they are free elsewhere.
 func (p *problem) applyHostnameSpread(f *spreadFam, counted []existingPod) {
-	c := &nodeCap{limit: int64(f.s.maxSkew), existing: map[string]int64{}}
+	c := &nodeCap{limit: int64(f.s.MaxSkew), existing: map[string]int64{}}
 	for _, e := range counted {
 		if f.s.term.matches(e.pod) {
 			c.existing[e.node.Name]++
@@ -590,7 +584,12 @@ func (p *problem) numberCaps() {
 
 // spreadSignature identifies a spread constraint shared by several groups.
 func spreadSignature(g *group, s *spreadC) string {
-	return fmt.Sprintf("%s|%s|%s|%d|%d|%t|%t|%t", s.term.key, s.term.sel, g.rep.Namespace, s.maxSkew, s.minDomains, s.hard, s.honorAffinity, s.honorTaints)
+	return fmt.Sprintf("%s|%s|%s", s.term.sel, g.rep.Namespace, s.Spread)
+}
+
+// countedAlts is the node selection whose nodes g's spread s counts.
+func countedAlts(g *group, s *spreadC) []nodeplan.Requirements {
+	return s.Counted(g.nodeAlts, nil)
 }
 
 func (g *group) capPerNode(n int64) {

@@ -1,0 +1,170 @@
+package topology
+
+import (
+	"math"
+	"slices"
+)
+
+// Member is a group of pods taking part in one split over a key: the domains it may be placed
+// in (cheapest first), the families it carries and those that count its pods, and, as the
+// split goes, how many of its pods each domain takes.
+type Member struct {
+	// Domains it may go to, in the order ties are broken, and Room, when set, the most of its
+	// pods each can hold (existing nodes' room where no pool can launch; a negative value is no
+	// limit).
+	Domains []string
+	Room    []int
+	Carries []*Family
+	Counted []*Family
+	Kinds   []Kind // per Counted
+	// Single: its pods share one node, so one domain takes them all.
+	Single bool
+
+	Parts []int // per Domains, the pods it takes there
+	Left  int   // pods not given a domain yet
+	// Stuck: some pods cannot be given a domain; Why says why.
+	Stuck bool
+	Why   string
+}
+
+// NewMember is a member of pods pods that may go to domains.
+func NewMember(pods int, domains []string) *Member {
+	return &Member{Domains: domains, Parts: make([]int, len(domains)), Left: pods}
+}
+
+// Assign gives each pod of movers and carriers a domain: pods that only count go first, each to
+// its least filled domain (kube-scheduler never refuses a pod for a constraint it does not
+// carry, but counts it); then the carriers, one pod at a time round the members, each to the
+// least filled domain where every constraint it carries holds and no domain holding carriers
+// of a constraint it counts for goes over. A member whose pods share a node takes one domain
+// for all of them.
+func Assign(movers, carriers []*Member) {
+	for _, m := range movers {
+		for m.Left > 0 && m.assignOne() {
+		}
+	}
+	for progress := true; progress; {
+		progress = false
+		for _, m := range carriers {
+			if m.Left == 0 || m.Stuck {
+				continue
+			}
+			if m.assignOne() {
+				progress = true
+			}
+		}
+	}
+	for _, m := range slices.Concat(movers, carriers) {
+		if m.Left > 0 && !m.Stuck {
+			m.block()
+		}
+	}
+}
+
+// assignOne puts one more pod of m in the least filled domain that keeps every constraint; it
+// reports whether it could.
+func (m *Member) assignOne() bool {
+	if m.Single {
+		if i := slices.IndexFunc(m.Parts, func(x int) bool { return x > 0 }); i >= 0 {
+			// Its domain is chosen: the others may only follow it there.
+			if !m.Fits(i, 1) {
+				m.block()
+				return false
+			}
+			m.Take(i, 1)
+			return true
+		}
+	}
+	best, bestScore := -1, math.MaxInt
+	for i := range m.Domains {
+		if !m.Fits(i, 1) {
+			continue
+		}
+		score := 0
+		for _, f := range m.Carries {
+			score += f.Hi[m.Domains[i]]
+		}
+		for _, f := range m.Counted {
+			score += f.Hi[m.Domains[i]]
+		}
+		if score < bestScore {
+			best, bestScore = i, score
+		}
+	}
+	if best < 0 {
+		m.block()
+		return false
+	}
+	m.Take(best, 1)
+	return true
+}
+
+// Fits reports whether n more of m's pods may go to its i-th domain: it has room for them,
+// every constraint m carries holds there, and every constraint it counts for still holds for
+// the carriers in that domain.
+func (m *Member) Fits(i, n int) bool {
+	if m.Room != nil && m.Room[i] >= 0 && m.Parts[i]+n > m.Room[i] {
+		return false
+	}
+	v := m.Domains[i]
+	for _, f := range m.Carries {
+		add := 0
+		if slices.Contains(m.Counted, f) {
+			add = n
+		}
+		if !f.Admits(v, add) {
+			return false
+		}
+	}
+	for _, f := range m.Counted {
+		if f.Held[v] && !slices.Contains(m.Carries, f) && f.Over(v, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// Take gives n more of m's pods its i-th domain.
+func (m *Member) Take(i, n int) {
+	v := m.Domains[i]
+	m.Parts[i] += n
+	m.Left -= n
+	for ci, f := range m.Counted {
+		f.Add(v, n, m.Kinds[ci])
+	}
+	for _, f := range m.Carries {
+		f.Held[v] = true
+	}
+}
+
+// Free is, for a member no family counts (a carrier its selectors do not match), the domains it
+// may go to as the split ends: those within maxSkew of every minimum. It marks them held.
+func (m *Member) Free() []string {
+	var ok []string
+	for i, v := range m.Domains {
+		if m.Fits(i, 0) {
+			ok = append(ok, v)
+		}
+	}
+	for _, f := range m.Carries {
+		for _, v := range ok {
+			f.Held[v] = true
+		}
+	}
+	if len(ok) == 0 {
+		m.block()
+	}
+	return ok
+}
+
+// block marks m stuck, with the first constraint it carries (or counts for) and its counts.
+func (m *Member) block() {
+	m.Stuck = true
+	fams, what := m.Carries, "pods"
+	if len(fams) == 0 {
+		fams, what = m.Counted, "pods its selector matches"
+	}
+	if len(fams) > 0 {
+		m.Why = fams[0].Blocked(fams[0].Hi, what)
+	}
+}
