@@ -42,13 +42,15 @@ import (
 // constraint it counts for goes over. enforceSpread checks the same counts after packing.
 
 // spreadFam is one spread constraint over a key other than the hostname, shared by every
-// group carrying it (same key, selector, namespace, skew, minDomains and policies). Its counts
-// are a topology.Family, made by countDomains.
+// group carrying it with the same scope (same key, selector, namespace, skew, minDomains,
+// policies and counted nodes: topology.Spread.Scope). Its counts are a topology.Family, made
+// by countDomains.
 type spreadFam struct {
 	sig string
 	s   *spreadC
 	ns  string
-	// rep is a carrier: its node selection and tolerations decide which nodes are counted.
+	// rep is a carrier: its node selection and tolerations decide which nodes are counted, as
+	// they do for every carrier of the family (they share a scope).
 	rep *group
 	*topology.Family
 	// parts are the groups pinned to its domains after the split (see enforceSpread).
@@ -85,7 +87,9 @@ const (
 	countMaybe = topology.Maybe
 )
 
-// spreadFamilies collects the spread constraints of the groups, one family per signature, in
+// spreadFamilies collects the spread constraints of the groups, one family per signature and
+// scope (kube-scheduler judges each pod's constraint over the nodes its own node selection
+// admits: pods pinned to zone-a count zone-a alone, whatever other carriers are pinned to), in
 // the order they are first seen.
 func (p *problem) spreadFamilies(topo map[*group]groupTopo) []*spreadFam {
 	var fams []*spreadFam
@@ -94,6 +98,7 @@ func (p *problem) spreadFamilies(topo map[*group]groupTopo) []*spreadFam {
 		t := topo[g]
 		for i, sig := range t.spreadSigs {
 			s := &t.spreads[i]
+			sig += "\x00" + scopeOf(g, s)
 			if index[sig] == nil {
 				f := &spreadFam{sig: sig, s: s, ns: g.rep.Namespace, rep: g}
 				index[sig] = f
@@ -136,7 +141,14 @@ func (p *problem) relation(g *group, f *spreadFam) famRel {
 // relationOf is relation, worked out.
 func (p *problem) relationOf(g *group, f *spreadFam) famRel {
 	r := famRelKnown
-	carrier := slices.Contains(p.topo[g].spreadSigs, f.sig)
+	t := p.topo[g]
+	carrier := false
+	for i, sig := range t.spreadSigs {
+		if sig+"\x00"+scopeOf(g, &t.spreads[i]) == f.sig {
+			carrier = true
+			break
+		}
+	}
 	if carrier {
 		r |= famRelCarrier
 	}
@@ -149,7 +161,7 @@ func (p *problem) countsOf(g *group, f *spreadFam, carrier bool) countKind {
 		return countNone
 	}
 	if carrier {
-		return countSure // carriers share the node selection that decides the counted nodes
+		return countSure // carriers share the scope that decides the counted nodes
 	}
 	r := f.rep
 	if counted := countedAlts(r, f.s); !unrestricted(counted) && !slices.EqualFunc(g.nodeAlts, counted, nodeplan.Requirements.Equal) {

@@ -582,9 +582,16 @@ func (p *problem) numberCaps() {
 	}
 }
 
-// spreadSignature identifies a spread constraint shared by several groups.
+// spreadSignature identifies a spread constraint shared by several groups, whatever nodes it
+// counts for each (its scope, scopeOf).
 func spreadSignature(g *group, s *spreadC) string {
 	return fmt.Sprintf("%s|%s|%s", s.term.sel, g.rep.Namespace, s.Spread)
+}
+
+// scopeOf is what decides which nodes g's spread s counts (topology.Spread.Scope): g's node
+// selection and, as the policies say, its tolerations.
+func scopeOf(g *group, s *spreadC) string {
+	return s.Scope(g.nodeAlts, nil, fmt.Sprint(g.tolerations))
 }
 
 // countedAlts is the node selection whose nodes g's spread s counts.
