@@ -30,53 +30,25 @@ type Solver struct {
 	// keeps them all on, as the solver runs.
 	Shortcuts Shortcuts
 
-	prob  *Problem
-	items []kItem
-	// dims are the resources the search counts (see index), by their index in
-	// Problem.Capacity, and nd how many; req holds loaded item j's request on them at j*nd…
-	// in the loaded order, so the search reads one flat slice instead of chasing
-	// Problem.Items, and free is the room left on them.
-	dims   []int
-	nd     int
-	req    []int64
-	free   []int64
+	// loaded is the problem as the search reads it, and the room its partial set leaves.
+	loaded
 	cur    []pick
 	best   []pick
 	bestV  float64
 	nodes  int
 	budget int
 	surr   []surrogate
-	// caps shared by several items (anti-affinity families, hostname spread): the bounds
-	// respect them, so a family of 25 groups allowed one pod per node bounds as one pod.
-	caps     []int   // the loaded items' shared caps, by their index in Problem.CapLimits
-	itemCaps [][]int // per loaded item, its caps' indices in caps (slices of capFlat)
-	capFlat  []int
-	firstCap []int // per loaded item, its first cap (the one cappedBound counts it against), or -1
 	// wholeV is per search level i the whole value of items i…, Σ maxk·v (see settle).
 	wholeV []float64
-	// capFrom is per search level i and cap c, at i*len(caps)+c, the copies of items i… that
-	// count against c first (see settle).
-	capFrom []float64
-	capUsed []int64 // per cap, pods of the current partial pattern
-	// capLeft is per cap the room the partial set leaves it, max(limit − used, 0) as a float,
-	// kept in step with capUsed (useCaps) rather than worked out at every bound.
-	capLeft []float64
-	taken   []capItem // scratch for cappedBound
-	// conf remembers Problem.Conflict between loaded items a and b at a*len(items)+b (0 not
-	// asked yet, 1 may join, 2 conflicts): the search asks about the same pairs at every node.
-	conf    []int8
-	top     []kItem
-	red     []capItem
-	slot    []int // by cap index in Problem.CapLimits: its index in caps, or -1
-	capSeen []capCount
-	picked  []bool
-	dens    []float64 // scratch for weigh
-	allMu   []float64 // scratch for buildSurrogates
-	rootB   []float64 // scratch for keepTightest
-	rank    []int
-	spare   []surrogate
-	lag     lagrangian // scratch for the Lagrangian bounds
-	lp      lpScratch  // scratch for lpBound
+	taken  []capItem // scratch for cappedBound
+	red    []capItem
+	dens   []float64 // scratch for weigh
+	allMu  []float64 // scratch for buildSurrogates
+	rootB  []float64 // scratch for keepTightest
+	rank   []int
+	spare  []surrogate
+	lag    lagrangian // scratch for the Lagrangian bounds
+	lp     lpScratch  // scratch for lpBound
 	// target: a pricing search (see search) looks only for patterns worth more; 0 in solve.
 	target float64
 	// skips: the search may count children it surely prunes instead of visiting them
@@ -86,6 +58,44 @@ type Solver struct {
 	prunedBy   int
 	prunedAt   float64
 	prunedStop float64
+}
+
+// loaded is a problem as the search reads it (load, index): the items loaded, in order,
+// their requests on the resources they use, their shared caps and the conflicts asked so
+// far; and the room and cap room the partial set leaves (free, capUsed, capLeft), which
+// push, pop and give keep in step. Its methods load, lay out and select items and count caps;
+// they know nothing of bounds or of the search.
+type loaded struct {
+	prob  *Problem
+	items []kItem
+	// dims are the resources the search counts (see index), by their index in
+	// Problem.Capacity, and nd how many; req holds loaded item j's request on them at j*nd…
+	// in the loaded order, so the search reads one flat slice instead of chasing
+	// Problem.Items, and free is the room left on them.
+	dims []int
+	nd   int
+	req  []int64
+	free []int64
+	// caps shared by several items (anti-affinity families, hostname spread): the bounds
+	// respect them, so a family of 25 groups allowed one pod per node bounds as one pod.
+	caps     []int   // the loaded items' shared caps, by their index in Problem.CapLimits
+	itemCaps [][]int // per loaded item, its caps' indices in caps (slices of capFlat)
+	capFlat  []int
+	firstCap []int // per loaded item, its first cap (the one cappedBound counts it against), or -1
+	// capFrom is per search level i and cap c, at i*len(caps)+c, the copies of items i… that
+	// count against c first (see settle).
+	capFrom []float64
+	capUsed []int64 // per cap, pods of the current partial pattern
+	// capLeft is per cap the room the partial set leaves it, max(limit − used, 0) as a float,
+	// kept in step with capUsed (useCaps) rather than worked out at every bound.
+	capLeft []float64
+	// conf remembers Problem.Conflict between loaded items a and b at a*len(items)+b (0 not
+	// asked yet, 1 may join, 2 conflicts): the search asks about the same pairs at every node.
+	conf    []int8
+	top     []kItem // scratch for selectItems
+	slot    []int   // by cap index in Problem.CapLimits: its index in caps, or -1
+	capSeen []capCount
+	picked  []bool
 }
 
 // Shortcuts are the search's exact shortcuts a caller may turn off. Each only spares work
@@ -280,7 +290,7 @@ func sortByValue(items []kItem) {
 }
 
 // load loads the items without the surrogates; index must follow, once they are in order.
-func (k *Solver) load(p *Problem, topK int) {
+func (k *loaded) load(p *Problem, topK int) {
 	k.prob = p
 	k.items = k.items[:0]
 	for j, it := range p.Items {
@@ -300,7 +310,7 @@ func (k *Solver) load(p *Problem, topK int) {
 // The requests are laid out on the resources some loaded item requests, or whose capacity is
 // negative, only: on any other the room never changes and is never short, so neither the
 // copies that fit (MaxCopies) nor any surrogate (whose weights are 0 there) reads it.
-func (k *Solver) index() {
+func (k *loaded) index() {
 	p := k.prob
 	k.dims = k.dims[:0]
 	for d, c := range p.Capacity {
@@ -324,7 +334,7 @@ func (k *Solver) index() {
 }
 
 // resetFree sets the room left to the whole capacity, on the resources index lays out.
-func (k *Solver) resetFree() {
+func (k *loaded) resetFree() {
 	k.free = k.free[:0]
 	for _, d := range k.dims {
 		k.free = append(k.free, k.prob.Capacity[d])
@@ -333,7 +343,7 @@ func (k *Solver) resetFree() {
 
 // indexCaps numbers the shared caps of the loaded items, 0…len(k.caps)-1, and lists each
 // item's.
-func (k *Solver) indexCaps() {
+func (k *loaded) indexCaps() {
 	p := k.prob
 	if len(k.slot) < len(p.CapLimits) {
 		k.slot = make([]int, len(p.CapLimits))
@@ -382,7 +392,7 @@ func (k *Solver) indexCaps() {
 }
 
 // resetCapLeft sets capLeft for an empty partial set (capUsed all 0).
-func (k *Solver) resetCapLeft() {
+func (k *loaded) resetCapLeft() {
 	k.capLeft = k.capLeft[:0]
 	for _, c := range k.caps {
 		k.capLeft = append(k.capLeft, float64(max(k.prob.CapLimits[c], 0)))
@@ -391,7 +401,7 @@ func (k *Solver) resetCapLeft() {
 
 // resetConflicts forgets the conflicts asked of the last problem (see conf). Past a few
 // hundred items the table would cost more to clear than the questions it saves.
-func (k *Solver) resetConflicts() {
+func (k *loaded) resetConflicts() {
 	n := len(k.items)
 	if k.prob.Conflict == nil || n > maxConflictMemo {
 		k.conf = k.conf[:0]
@@ -417,7 +427,7 @@ const maxConflictMemo = 256
 // name them first, their most valuable member the first of equal value; then the items in
 // order until topK are kept. Only that last pass needs the items sorted, and it usually stops
 // within a few more than topK: only the first ones are sorted until it reads further.
-func (k *Solver) selectItems(items []kItem, topK int) []kItem {
+func (k *loaded) selectItems(items []kItem, topK int) []kItem {
 	p := k.prob
 	k.noteCaps(items)
 	// Picked is kept by the items' index in Problem.Items: sorting below moves them.
@@ -461,7 +471,7 @@ func (k *Solver) selectItems(items []kItem, topK int) []kItem {
 // noteCaps records in k.capSeen, for each cap the items name, its first item in sorted order
 // and its most valuable item, and orders the caps as the sorted items name them first (an
 // item's own caps in its own order).
-func (k *Solver) noteCaps(items []kItem) {
+func (k *loaded) noteCaps(items []kItem) {
 	p := k.prob
 	k.capSeen = k.capSeen[:0]
 	for j := range items {
@@ -486,7 +496,7 @@ func (k *Solver) noteCaps(items []kItem) {
 
 // capIndex returns cap c's entry in k.capSeen, adding an empty one the first time c is seen
 // (a linear scan: an item names one or two caps, a problem a handful).
-func (k *Solver) capIndex(c int) int {
+func (k *loaded) capIndex(c int) int {
 	for i := range k.capSeen {
 		if k.capSeen[i].c == c {
 			return i

@@ -424,7 +424,7 @@ func TestSelectItemsIsSelectBySort(t *testing.T) {
 		}
 		topK := rapid.IntRange(1, n).Draw(t, "topK")
 		want := selectBySort(p, items, topK)
-		k := Solver{prob: p}
+		k := loaded{prob: p}
 		got := k.selectItems(slices.Clone(items), topK)
 		if diff := cmp.Diff(want, got, cmp.AllowUnexported(kItem{})); diff != "" {
 			t.Fatalf("(-by sorting all +selectItems):\n%s", diff)

@@ -123,7 +123,7 @@ func (k *Solver) seedGreedy() {
 }
 
 // reqOf is loaded item j's request.
-func (k *Solver) reqOf(j int) []int64 {
+func (k *loaded) reqOf(j int) []int64 {
 	return k.req[j*k.nd : (j+1)*k.nd : (j+1)*k.nd]
 }
 
@@ -154,7 +154,7 @@ func (k *Solver) give(i int, n int64) {
 }
 
 // useCaps counts n more copies of loaded item i against its shared caps.
-func (k *Solver) useCaps(i int, n int64) {
+func (k *loaded) useCaps(i int, n int64) {
 	for _, ci := range k.itemCaps[i] {
 		k.capUsed[ci] += n
 		k.capLeft[ci] = float64(max(k.prob.CapLimits[k.caps[ci]]-k.capUsed[ci], 0))
@@ -163,7 +163,7 @@ func (k *Solver) useCaps(i int, n int64) {
 
 // room is how many copies of loaded item i its shared caps still admit beside the partial
 // set (its own per-node cap is in its Max).
-func (k *Solver) room(i int) int64 {
+func (k *loaded) room(i int) int64 {
 	r := int64(math.MaxInt64)
 	for _, ci := range k.itemCaps[i] {
 		r = min(r, k.prob.CapLimits[k.caps[ci]]-k.capUsed[ci])
