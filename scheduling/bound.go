@@ -270,36 +270,22 @@ func (p *problem) limitedBound(counts []int64, w [][]float64, seeds []pattern) (
 const relaxedCapMax = 8
 
 // A bound-only column generation — every LP of the relaxed problem (topologyFreeBound), whose
-// pod values nothing else reads — stops once its bound stops rising: a pricing round costs as
-// much as ever, but the bound Farley's ratio proves (colgen.go) at the duals of late rounds
-// barely moves (on the degenerate LPs of the Karpenter mixes the best bound was the first
-// round's, and fell by 8% over the next 24). After a round, the bound is proved at the
-// average duals (and, for an LP of at most tailCurrentRows rows, at the current ones too: on
-// larger ones they swing from round to round, and on the mixes' 60-row LPs their bound was
-// never the best, yet cost half the checks' time) and the best kept. Once the LP has spent a
-// quarter of its work budget, it stops when tailRounds checks in a row gained less than
-// tailGain of the best, or when the best is within tailGap of the master's objective (no
-// bound of this LP can exceed that by more than the rounding of its perturbed demands). A
-// small LP, which converges long before, runs as it did: on schedulingtest's inputs, stopped
-// from the first round, 29 of 1,600 bounds fell, some to a quarter; from a quarter of the
-// budget none moves (from a tenth, one by 0.04%). A check is made only when the rounds since
-// the last one did at least its work, and it first asks the family that set θ at the last
-// full check, whose bound alone usually shows the check cannot gain. Every check is a count
-// of work, not a clock: the same input gives the same bound anywhere.
-const (
-	tailRounds = 3
-	tailGain   = 1e-3
-	tailGap    = 5e-3
-	// tailCurrentRows is the most rows for which a check proves the bound at the current
-	// duals too (web-mix's 6-row LP: near convergence, they prove 1.5% more than the average).
-	tailCurrentRows = 16
-)
+// pod values nothing else reads — stops once its bound stops rising (its tailRule, set in
+// lpPolicy): a pricing round costs as much as ever, but the bound Farley's ratio proves
+// (colgen.go) at the duals of late rounds barely moves on degenerate LPs. After a round, the
+// bound is proved at the average duals (and, on a small LP, at the current ones too) and the
+// best kept; past the rule's share of the budget, the LP stops when the best has stalled or
+// is near the master's objective (no bound of this LP can exceed that by more than the
+// rounding of its perturbed demands). A check is made only when the rounds since the last one
+// did at least its work, and it first asks the family that set θ at the last full check,
+// whose bound alone usually shows the check cannot gain. Every check is a count of work, not
+// a clock: the same input gives the same bound anywhere.
 
 // proofTail is the stopping rule's state (colGen.tail; nil: the LP runs its rounds).
 type proofTail struct {
 	best   float64   // the best bound proved so far (0: none)
 	values []float64 // by row, the pod values that proved it (v/θ)
-	stalls int       // checks in a row that gained less than tailGain
+	stalls int       // checks in a row that gained less than the rule's gain
 	// stopped says the rule stopped the LP (its last check proved the bound at its last duals).
 	stopped bool
 	// next is the Work count at which the next check is due.
@@ -324,17 +310,18 @@ func (c *colGen) tailStop() bool {
 	if avg := c.avgDuals(); avg != nil {
 		c.tailOffer(avg)
 	}
-	if len(c.rows) <= tailCurrentRows {
+	if len(c.rows) <= c.cfg.tail.currentRows {
 		c.tailOffer(cur)
 	}
 	copy(c.vp, cur) // theta overwrote them
 	t.next = c.ks.Work + (c.ks.Work - start)
-	if t.best > before*(1+tailGain) || before == 0 {
+	if t.best > before*(1+c.cfg.tail.gain) || before == 0 {
 		t.stalls = 0
 	} else {
 		t.stalls++
 	}
-	t.stopped = c.ks.Work >= c.cfg.budget/4 && (t.stalls >= tailRounds || t.best >= (1-tailGap)*c.m.objective())
+	r := c.cfg.tail
+	t.stopped = c.ks.Work >= c.cfg.budget/r.after && (t.stalls >= r.stalls || t.best >= (1-r.gap)*c.m.objective())
 	return t.stopped
 }
 
@@ -354,12 +341,12 @@ func (c *colGen) famBound(i int, w []float64) float64 {
 	return upper / f.price
 }
 
-// tailOffer proves the bound at row values w and keeps it if it gains more than tailGain on
+// tailOffer proves the bound at row values w and keeps it if it gains more than the rule's gain on
 // the best so far: θ is worked out only as far as that needs.
 func (c *colGen) tailOffer(w []float64) {
 	limit := math.Inf(1)
 	if c.tail.best > 0 {
-		limit = c.boundAt(w, 1) / (c.tail.best * (1 + tailGain))
+		limit = c.boundAt(w, 1) / (c.tail.best * (1 + c.cfg.tail.gain))
 		if c.tail.witness >= 0 && c.famBound(c.tail.witness, w) > limit {
 			return
 		}

@@ -137,7 +137,7 @@ func (p *problem) columnGeneration(counts []int64, shapes []*shape, seeds []patt
 	c.groupCounts = counts
 	// An LP that proves nothing reads its values off its duals, unscaled by θ.
 	prove := c.cfg.prove
-	if prove && c.cfg.tail {
+	if prove && c.cfg.tail.after > 0 {
 		c.tail = newProofTail()
 	}
 	c.warm(shapes, seeds)
@@ -351,7 +351,7 @@ func (c *colGen) price() []pattern {
 		if len(c.fams[i].items) <= exactItems && c.refineBelowPrice(i) {
 			// Its LP relaxation shows no pattern of it improves: the search would find none,
 			// and a full search that finds none leaves the pool as it is. (Asked afresh,
-			// whatever refineAgain says: a full search costs as much as four quick ones.)
+			// whatever cfg.refineAgain says: a full search costs as much as four quick ones.)
 			continue
 		}
 		f := &c.fams[i]
@@ -516,9 +516,9 @@ func (c *colGen) result(converged, prove bool) cgResult {
 		res.values[g] = bestV[r] / bestTheta
 	}
 	// A bound-only LP's stopping rule may have proved a better bound at other duals (see
-	// proofTail): it stands when the rule stopped the LP, or when it gains more than tailGain
+	// proofTail): it stands when the rule stopped the LP, or when it gains more than the rule's gain
 	// (at other values, the existing nodes' room may take more of a bound a little higher).
-	if c.tail != nil && (c.tail.stopped || c.tail.best > res.lb*(1+tailGain)) && c.tail.best > res.lb {
+	if c.tail != nil && (c.tail.stopped || c.tail.best > res.lb*(1+c.cfg.tail.gain)) && c.tail.best > res.lb {
 		res.lb = c.tail.best
 		for r, g := range c.rows {
 			res.values[g] = c.tail.values[r]

@@ -28,11 +28,6 @@ import (
 // $0.20/h cheaper, but it is not exact: the test, run that way, found an input on which the
 // LP ran another round (1 draw in a few thousand).
 
-// refineAgain is the LP-relaxation bound over price above which a family is not checked again
-// in this column generation (cannotImprove): the duals move little from round to round, and
-// such a family's check rarely spares its search (web-mix's bound LP: 1.03–1.16 every round).
-const refineAgain = 1.05
-
 // cannotImprove reports whether family i's LP relaxation (knapsack Refine, exact for at most
 // exactItems items) shows that no pattern of it is worth more than its price at vp, so that
 // its search can be deferred: its cheap bound (upperBound) is 5–10× loose, and a quick search
@@ -41,7 +36,7 @@ const refineAgain = 1.05
 // bound below their price; their searches were two thirds of the LP's work).
 func (c *colGen) cannotImprove(i int) bool {
 	f := &c.fams[i]
-	if (c.cfg.deferLate && c.ks.Work < c.cfg.budget) || len(f.items) > exactItems || c.refVal[i]/f.price > refineAgain {
+	if (c.cfg.deferLate && c.ks.Work < c.cfg.budget) || len(f.items) > exactItems || c.refVal[i]/f.price > c.cfg.refineAgain {
 		return false
 	}
 	return c.refineBelowPrice(i)

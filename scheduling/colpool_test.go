@@ -32,7 +32,7 @@ func TestDeferredSearchesChangeNothing(t *testing.T) {
 			c.cfg.deferLate = true
 			if !deferAllowed {
 				for i := range c.refVal {
-					c.refVal[i] = math.Inf(1) // above refineAgain: never checked, never deferred
+					c.refVal[i] = math.Inf(1) // above cfg.refineAgain: never checked, never deferred
 				}
 			}
 			converged := c.iterate()

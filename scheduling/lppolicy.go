@@ -59,8 +59,12 @@ type lpConfig struct {
 	// proves it at the final and at the averaged duals and keeps the better (else the average
 	// alone).
 	prove, bothDuals bool
-	// tail stops the LP once its bound stops rising (proofTail, bound.go).
-	tail bool
+	// tail stops the LP once its bound stops rising (proofTail, bound.go); the zero rule
+	// never stops it.
+	tail tailRule
+	// refineAgain is the LP-relaxation bound over price above which a family is not checked
+	// again for a search the column pool may skip (cannotImprove, colpool.go).
+	refineAgain float64
 	// deferLate defers the pricing searches the column pool may skip only once the budget is
 	// spent, which is exact everywhere (colpool.go); the tables leave it off, a test sets it.
 	deferLate bool
@@ -81,13 +85,25 @@ const (
 	skipPastBudgetIfRepriced
 )
 
+// tailRule is a bound-only LP's stopping rule (proofTail): once the LP has spent 1/after of
+// its budget, it stops when stalls checks in a row gained less than gain of the best bound,
+// or when the best is within gap of the master's objective; a check proves the bound at the
+// current duals too (not only at their average) in an LP of at most currentRows rows. The
+// zero rule (after 0) never stops an LP.
+type tailRule struct {
+	after, stalls int
+	gain, gap     float64
+	currentRows   int
+}
+
 // lpRoleRow is the part of an LP's policy its role decides.
 type lpRoleRow struct {
 	role lpRole
 	// minSmall and minLarge are its guaranteed pricing rounds on a small LP and a large one
 	// (lpSizeRow).
 	minSmall, minLarge int
-	prove, tail        bool
+	prove              bool
+	tail               tailRule
 	skip               skipRule
 }
 
@@ -118,6 +134,10 @@ func lpPolicy(role lpRole, rows int, pods int64, effort float64, valuesOnly bool
 		// proves nothing, a full one settles what the quick ones left open.
 		quickNodes: 1000, quickItems: 16, fullNodes: 4000,
 		maxRounds: 5000,
+		// A family whose LP relaxation is 5% above its price is not checked again: the duals
+		// move little from round to round, so such a check rarely spares a search, and costs
+		// a Refine every round.
+		refineAgain: 1.05,
 	}
 	if large {
 		c.minRounds = r.minLarge
@@ -163,10 +183,16 @@ func lpRoles() [relaxedLP + 1]lpRoleRow {
 		// work back, and costs values from an LP stopped a round short.
 		{role: shareLP, minSmall: 20, minLarge: 6, skip: skipPastBudgetOrOverLimit},
 		// relaxedLP — the bound alone. More guaranteed rounds buy a higher bound on the
-		// degenerate LPs that need them, at their cost in work; the tail rule then stops it
-		// once the bound stops rising, which spares the late rounds and costs only the
-		// little a bound that has stalled would still gain.
-		{role: relaxedLP, minSmall: 25, minLarge: 10, prove: true, tail: true, skip: neverSkip},
+		// degenerate LPs that need them, at their cost in work. The tail rule then stops it
+		// once the bound stops rising — three checks in a row gaining less than 0.1%, or the
+		// bound within 0.5% of the LP's objective, never before a quarter of the budget —
+		// which spares the late rounds of degenerate LPs (their bound barely moves) and costs
+		// the little a stalled bound would still gain; a small LP, converging before a
+		// quarter of its budget, runs as it would without the rule. The current duals are
+		// proved beside the average only up to 16 rows: on larger LPs they swing from round
+		// to round, and proving them costs more than it gains.
+		{role: relaxedLP, minSmall: 25, minLarge: 10, prove: true, skip: neverSkip,
+			tail: tailRule{after: 4, stalls: 3, gain: 1e-3, gap: 5e-3, currentRows: 16}},
 	}
 }
 

@@ -45,7 +45,7 @@ func TestLPPolicy(t *testing.T) {
 		{relaxedLP, 1000, 10, 1, false, 10, 3_000_000, 4, true, true, false, false, neverSkip},
 	} {
 		c := lpPolicy(tc.role, tc.rows, tc.pods, tc.effort, tc.valuesOnly)
-		got := [...]any{c.minRounds, c.budget, c.columns, c.prove, c.tail, c.fullRound, c.bothDuals, c.skip}
+		got := [...]any{c.minRounds, c.budget, c.columns, c.prove, c.tail.after > 0, c.fullRound, c.bothDuals, c.skip}
 		want := [...]any{tc.minRounds, tc.budget, tc.cols, tc.prove, tc.tail, tc.full, tc.bothDu, tc.skip}
 		if got != want {
 			t.Errorf("lpPolicy(%d, %d rows, %d pods, effort %v, valuesOnly %v) = %v, want %v",
