@@ -32,8 +32,9 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 		// pool that takes the overflow; the priced one buys both. cols repeat what the priced
 		// LP started from (its seeds from cg.columns, its single-group patterns); the repeats
 		// stay: a share LP's warm start enters a copy again once later seeds have moved its
-		// duals so that the copy improves it, and without the copies spot-od-limit-1500's plan
-		// moved ($49.9239 → $50.0215/h).
+		// duals so that the copy improves it. They cost the warm start a pass over a few
+		// columns more, and dropping them would change which columns the share LPs start
+		// from, and so their plans.
 		cg.columns = append(slices.Clip(cg.columns), cols...)
 	}
 	return total, cg
@@ -262,11 +263,10 @@ func (p *problem) limitedBound(counts []int64, w [][]float64, seeds []pattern) (
 // the bound needs it; a large one rarely binds where many groups share nodes, yet every cap keeps
 // its groups from merging into one LP row with the groups they are interchangeable with
 // (lpclass.go), and the LP with them is larger, slower to converge and proves less within its
-// work: on the suite's web mix (18 deployments of six shapes spread over three zones, caps of
-// 12–115 pods) the capped LP had 18 rows and proved $124.74/h in 25 M work units; without the
-// caps it has 6 rows and proves $129.48/h in 6 M, converged. On the Karpenter mixes (caps of 8
-// and more) the bound rose by a half or more. No input of schedulingtest's generators has such
-// a cap (their bounds are unchanged).
+// work. Leaving out the large caps buys a smaller LP that converges within its budget and so
+// a higher bound (a web mix of deployments spread over zones: a third of the rows, converged);
+// it costs only what those caps would add to the bound, which is little where they seldom
+// bind.
 const relaxedCapMax = 8
 
 // A bound-only column generation — every LP of the relaxed problem (topologyFreeBound), whose

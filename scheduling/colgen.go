@@ -570,8 +570,8 @@ func (c *colGen) limitUse() [][]float64 {
 
 // overLimit reports whether use (limitUse) takes more of a limited resource of a pool than the
 // pool has room for. A share LP's packers then take only the part of its solution the limit
-// allows (on spot-od-limit-1500, a spot pool's 200 cpu of a solution over 1,000), and its
-// full-effort rounds bought precision the limit throws away (see skipsFullRound).
+// allows, and its full-effort rounds would buy precision the limit throws away (see
+// skipsFullRound).
 func overLimit(pools []*pool, use [][]float64) bool {
 	for _, pl := range pools {
 		for d := range pl.limited {

@@ -23,17 +23,17 @@ import (
 // more round, or a full-effort round it would have skipped; elsewhere it enters the same
 // columns, in the same order, as if every search had run. Deferring only once the budget is
 // spent (lpConfig.deferLate) is exact everywhere, and TestDeferredSearchesChangeNothing checks
-// the owed searches that way; deferring from the first round spares a fifth of
-// spot-od-limit-1500's quick searches more (a third of its priced LP's) and made its plan
-// $0.20/h cheaper, but it is not exact: the test, run that way, found an input on which the
-// LP ran another round (1 draw in a few thousand).
+// the owed searches that way. The solver defers from the first round: that spares many more
+// searches where families' LP bounds sit below their prices round after round (LPs over
+// limits, whose priced LP most of all), and costs exactness — on rare inputs the uncounted
+// work lets an LP run a round it would not have, which moves its plan a little either way.
 
 // cannotImprove reports whether family i's LP relaxation (knapsack Refine, exact for at most
 // exactItems items) shows that no pattern of it is worth more than its price at vp, so that
 // its search can be deferred: its cheap bound (upperBound) is 5–10× loose, and a quick search
-// whose surrogate bounds cannot prune runs out of budget without proving anything (on
-// spot-od-limit's limited bound LP, most of the ~75 families searched each round had an LP
-// bound below their price; their searches were two thirds of the LP's work).
+// whose surrogate bounds cannot prune runs out of budget without proving anything: where
+// most families' LP bounds sit below their price, such searches are most of the LP's work,
+// and a Refine costs far less than the search it spares.
 func (c *colGen) cannotImprove(i int) bool {
 	f := &c.fams[i]
 	if (c.cfg.deferLate && c.ks.Work < c.cfg.budget) || len(f.items) > exactItems || c.refVal[i]/f.price > c.cfg.refineAgain {
