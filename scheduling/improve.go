@@ -18,6 +18,7 @@ import (
 // until a round changes nothing or the round budget is spent. Both moves only ever lower the
 // cost, so the search cannot make a plan worse.
 func (p *problem) improve(u *poolUsage, claims []*claim, rounds int) []*claim {
+	ls := &localSearch{p: p, u: u}
 	// settled are the claims resize left as they were in a pool without resource limits: the
 	// moves replace the claims they change, and only the limits (through u) could make a
 	// later resize of the same claim find another shape.
@@ -29,16 +30,16 @@ func (p *problem) improve(u *poolUsage, claims []*claim, rounds int) []*claim {
 			if settled[c] {
 				continue
 			}
-			if p.resize(u, c) {
+			if ls.resize(c) {
 				changed = true
 			} else if !anyTrue(c.shape.pool.limited) {
 				settled[c] = true
 			}
 		}
 		var merged, absorbed bool
-		claims, absorbed = p.absorbPass(u, claims)
-		claims, merged = p.mergePass(u, claims, &merges)
-		moved := p.movePass(u, claims, &moves)
+		claims, absorbed = ls.absorbPass(claims)
+		claims, merged = ls.mergePass(claims, &merges)
+		moved := ls.movePass(claims, &moves)
 		if !changed && !merged && !absorbed && !moved {
 			break
 		}
@@ -46,10 +47,18 @@ func (p *problem) improve(u *poolUsage, claims []*claim, rounds int) []*claim {
 	return claims
 }
 
+// localSearch is one run of improve over one pool's claims: the problem it reads and the
+// pool's usage, which its moves keep up to date.
+type localSearch struct {
+	p *problem
+	u *poolUsage
+}
+
 // bestShapeFor returns the cheapest shape of c's pool that holds exactly these pods, and the
 // offerings they leave, at a price of at most limit, within the pool's limits at usage u. ok is
 // false when none does.
-func (p *problem) bestShapeFor(u *poolUsage, c *claim, placed []placement, used vec, limit float64) (best *shape, mask uint64, price float64, ok bool) {
+func (ls *localSearch) bestShapeFor(c *claim, placed []placement, used vec, limit float64) (best *shape, mask uint64, price float64, ok bool) {
+	p, u := ls.p, ls.u
 	pl := c.shape.pool
 	// Caps do not depend on the shape: check them once.
 	for _, x := range placed {
@@ -100,8 +109,9 @@ func limitsAllowSwap(pl *pool, u *poolUsage, from, to *shape) bool {
 }
 
 // resize re-sizes c to the cheapest shape that holds its pods, if cheaper, and updates u.
-func (p *problem) resize(u *poolUsage, c *claim) bool {
-	s, m, price, ok := p.bestShapeFor(u, c, c.placed, c.used, c.price())
+func (ls *localSearch) resize(c *claim) bool {
+	u := ls.u
+	s, m, price, ok := ls.bestShapeFor(c, c.placed, c.used, c.price())
 	if !ok || price >= c.price()*(1-1e-12) {
 		return false
 	}
@@ -118,7 +128,7 @@ const mergeCandidates = 64
 // mergePass merges pairs of the least efficient nodes into one where a shape holds both for
 // less, and updates u. tried holds the pairs the last pass found would not merge, and is
 // brought up to date.
-func (p *problem) mergePass(u *poolUsage, claims []*claim, tried *pairsTried) ([]*claim, bool) {
+func (ls *localSearch) mergePass(claims []*claim, tried *pairsTried) ([]*claim, bool) {
 	idx := leastEfficient(claims, mergeCandidates)
 	removed := make([]bool, len(claims))
 	merged := false
@@ -134,7 +144,7 @@ func (p *problem) mergePass(u *poolUsage, claims []*claim, tried *pairsTried) ([
 			if removed[b] || ca.shape.pool != cb.shape.pool || tried.skip(ai, bi, ca.shape.pool) {
 				continue
 			}
-			c := p.tryMerge(u, ca, cb, &sc)
+			c := ls.tryMerge(ca, cb, &sc)
 			if c == nil {
 				tried.fail(ai, bi)
 				continue
@@ -167,7 +177,8 @@ type mergeScratch struct {
 
 // tryMerge returns the node holding ca's and cb's pods in a shape that costs no more than the
 // two, and updates u for it; nil when there is none.
-func (p *problem) tryMerge(u *poolUsage, ca, cb *claim, sc *mergeScratch) *claim {
+func (ls *localSearch) tryMerge(ca, cb *claim, sc *mergeScratch) *claim {
+	u := ls.u
 	sc.placed = append(sc.placed[:0], ca.placed...)
 	for _, x := range cb.placed {
 		sc.placed = addPlacement(sc.placed, x.g, x.k)
@@ -176,7 +187,7 @@ func (p *problem) tryMerge(u *poolUsage, ca, cb *claim, sc *mergeScratch) *claim
 	sc.used.add(cb.used)
 	// The merged node replaces both: free their capacity for the limit check.
 	u.used.sub(cb.shape.capacity)
-	s, m, price, ok := p.bestShapeFor(u, ca, sc.placed, sc.used, ca.price()+cb.price()+1e-12)
+	s, m, price, ok := ls.bestShapeFor(ca, sc.placed, sc.used, ca.price()+cb.price()+1e-12)
 	if !ok || price > ca.price()+cb.price()+1e-12 {
 		u.used.add(cb.shape.capacity)
 		return nil
@@ -301,7 +312,8 @@ func capsHold(g *group, placed []placement) bool {
 // many part-empty nodes (one pod per node for anti-affinity): their room takes the pods that
 // would otherwise get nodes of their own. Smallest nodes are emptied first, into the fullest
 // nodes that take them. u loses the nodes emptied.
-func (p *problem) absorbPass(u *poolUsage, claims []*claim) ([]*claim, bool) {
+func (ls *localSearch) absorbPass(claims []*claim) ([]*claim, bool) {
+	p, u := ls.p, ls.u
 	order := make([]int, len(claims))
 	pods := make([]int64, len(claims))
 	for i, c := range claims {
@@ -324,10 +336,10 @@ func (p *problem) absorbPass(u *poolUsage, claims []*claim) ([]*claim, bool) {
 	changed := false
 	for _, i := range order {
 		src := claims[i]
-		if removed[i] || podCount(src) > absorbMaxPods || !p.roomFor(src, most) {
+		if removed[i] || podCount(src) > absorbMaxPods || !ls.roomFor(src, most) {
 			continue
 		}
-		staged, ok := p.stageAbsorb(claims, i, removed, free)
+		staged, ok := ls.stageAbsorb(claims, i, removed, free)
 		if !ok {
 			continue
 		}
@@ -375,7 +387,8 @@ func mostFree(free []cpuMem) cpuMem {
 
 // roomFor reports whether each of c's pods asks no more cpu and memory than most: a node
 // with a pod that does cannot be emptied.
-func (p *problem) roomFor(c *claim, most cpuMem) bool {
+func (ls *localSearch) roomFor(c *claim, most cpuMem) bool {
+	p := ls.p
 	for _, x := range c.placed {
 		if r := p.groups[x.g].req; r[dimCPU] > most.cpu || r[dimMemory] > most.mem {
 			return false
@@ -411,7 +424,8 @@ type absorbMove struct {
 // pool that are not removed; ok is false when some pod finds no room. Each node is copied
 // only once a pod actually moves there; there is one move per destination. The moves and the
 // one-node groups' destinations are made only when needed: most tries stage nothing.
-func (p *problem) stageAbsorb(claims []*claim, i int, removed []bool, free []cpuMem) (staged []*absorbMove, ok bool) {
+func (ls *localSearch) stageAbsorb(claims []*claim, i int, removed []bool, free []cpuMem) (staged []*absorbMove, ok bool) {
+	p := ls.p
 	src := claims[i]
 	// Pods that must share one node (required hostname affinity to their own group) move
 	// together, to one node.
@@ -497,7 +511,7 @@ const (
 // the second, each node re-sized to the cheapest shape that holds what it then has; it applies
 // the best move per pair that lowers their total price, and updates u. tried holds the pairs
 // the last pass found no move for, and is brought up to date.
-func (p *problem) movePass(u *poolUsage, claims []*claim, tried *pairsTried) bool {
+func (ls *localSearch) movePass(claims []*claim, tried *pairsTried) bool {
 	if len(claims) > moveLimit {
 		return false
 	}
@@ -511,7 +525,7 @@ func (p *problem) movePass(u *poolUsage, claims []*claim, tried *pairsTried) boo
 			if a == b || pl != claims[b].shape.pool || tried.skip(ai, bi, pl) {
 				continue
 			}
-			if !p.tryMove(u, claims, a, b, &sc) {
+			if !ls.tryMove(claims, a, b, &sc) {
 				tried.fail(ai, bi)
 				continue
 			}
@@ -545,7 +559,8 @@ type moveUnit struct {
 // moves tried are the prefixes of a's pods taken one at a time, largest first and then
 // smallest first (a's pods may be of several groups: 7 pods on an 8xl become 4 and 3 only by
 // moving three together).
-func (p *problem) tryMove(u *poolUsage, claims []*claim, a, b int, sc *moveScratch) bool {
+func (ls *localSearch) tryMove(claims []*claim, a, b int, sc *moveScratch) bool {
+	p, u := ls.p, ls.u
 	ca, cb := claims[a], claims[b]
 	n := int64(0)
 	for _, x := range ca.placed {
@@ -565,9 +580,9 @@ func (p *problem) tryMove(u *poolUsage, claims []*claim, a, b int, sc *moveScrat
 	sc.found = false
 	// Each sort is stable, so equal sizes keep a's order both ways.
 	slices.SortStableFunc(sc.units, func(x, y moveUnit) int { return cmp.Compare(y.size, x.size) })
-	p.shiftPods(u, ca, cb, sc.units[:len(sc.units)-1], before, sc)
+	ls.shiftPods(ca, cb, sc.units[:len(sc.units)-1], before, sc)
 	slices.SortStableFunc(sc.units, func(x, y moveUnit) int { return cmp.Compare(x.size, y.size) })
-	p.shiftPods(u, ca, cb, sc.units[:len(sc.units)-1], before, sc)
+	ls.shiftPods(ca, cb, sc.units[:len(sc.units)-1], before, sc)
 	if !sc.found {
 		return false
 	}
@@ -597,7 +612,8 @@ type pairMove struct {
 // Once cb finds no shape under the limit it never will again: each step adds a pod to it, which
 // only removes shapes (fit, offerings, conflicts, caps) and offerings, and the limit only
 // falls. So the shift stops there.
-func (p *problem) shiftPods(u *poolUsage, ca, cb *claim, units []moveUnit, before float64, sc *moveScratch) {
+func (ls *localSearch) shiftPods(ca, cb *claim, units []moveUnit, before float64, sc *moveScratch) {
+	p, u := ls.p, ls.u
 	pl := ca.shape.pool
 	sc.pa, sc.pb = append(sc.pa[:0], ca.placed...), append(sc.pb[:0], cb.placed...)
 	sc.ua, sc.ub = append(sc.ua[:0], ca.used...), append(sc.ub[:0], cb.used...)
@@ -617,12 +633,12 @@ func (p *problem) shiftPods(u *poolUsage, ca, cb *claim, units []moveUnit, befor
 		if sc.found {
 			limit = sc.best.price
 		}
-		sb, mb, prb, ok := p.bestShapeFor(u, cb, sc.pb, sc.ub, limit)
+		sb, mb, prb, ok := ls.bestShapeFor(cb, sc.pb, sc.ub, limit)
 		if !ok {
 			return
 		}
 		sc.live = appendNonEmpty(sc.live[:0], sc.pa)
-		sa, ma, pra, ok := p.bestShapeFor(u, ca, sc.live, sc.ua, limit-prb)
+		sa, ma, pra, ok := ls.bestShapeFor(ca, sc.live, sc.ua, limit-prb)
 		if !ok || pra+prb >= limit*(1-1e-9) || !swapsWithinLimits(pl, u, ca.shape, sa, cb.shape, sb) {
 			continue
 		}
