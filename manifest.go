@@ -143,8 +143,10 @@ func DecodeManifests(data []byte) (Manifests, error) {
 // Fields Karpenter defaults are filled in as its API server would: consolidationPolicy
 // WhenEmptyOrUnderutilized, consolidateAfter 0s, expireAfter 720h, a budget's nodes 10% (a node
 // class's kind fills its own). Omitted budgets stay nil, so the library's default of one 10%
-// budget applies; "budgets: []" (no limit) stays an empty slice. metadata other than name and
-// the whole status are ignored.
+// budget applies; "budgets: []" (no limit) stays an empty slice. Of a NodePool's server-set
+// parts, only what provisioning reads is kept: metadata.deletionTimestamp
+// ([NodePool.DeletionTimestamp], an RFC 3339 time) and the Ready condition in status.conditions
+// ([NodePool.Ready]); the rest of metadata and status is ignored.
 func (r *NodeClassKinds) DecodeManifests(data []byte) (Manifests, error) {
 	d := manifestDecoder{classKinds: r.Kinds()}
 	docs, err := readDocuments(data)
@@ -373,6 +375,7 @@ func (d *manifestDecoder) object(v any, where string, listAllowed bool) {
 	case kind == KindNodePool:
 		p := decodeNodePoolSpec(w, root.child("spec"))
 		p.Name = name
+		decodeNodePoolState(w, &p, md.m, root.get("status"))
 		root.finish(nil)
 		if d.collect(w) {
 			d.out.NodePools = append(d.out.NodePools, p)

@@ -99,6 +99,37 @@ func decodeNodePoolSpec(w *walker, spec *node) NodePool {
 	return p
 }
 
+// decodeNodePoolState reads what provisioning needs of a NodePool's server-set parts: whether
+// metadata.deletionTimestamp is set, and status.conditions' Ready condition. The API server
+// wrote them, so nothing else there is checked, and a shape not understood reads as unset.
+func decodeNodePoolState(w *walker, p *NodePool, metadata map[string]any, status any) {
+	if ts, ok := metadata["deletionTimestamp"]; ok && ts != nil {
+		s, _ := ts.(string)
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			w.fail("metadata.deletionTimestamp", fmt.Sprint(ts), "an RFC 3339 time")
+		} else {
+			p.DeletionTimestamp = &tm
+		}
+	}
+	st, _ := status.(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if t, _ := m["type"].(string); t != "Ready" {
+			continue
+		}
+		p.Ready.Status = metav1.ConditionStatus(stringField(m, "status"))
+		p.Ready.Reason = stringField(m, "reason")
+		p.Ready.Message = stringField(m, "message")
+	}
+}
+
+func stringField(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
 func checkLabel(w *walker, path, key, value string) {
 	if msgs := validation.IsQualifiedName(key); len(msgs) > 0 {
 		w.fail(path, key, "a label key: "+strings.Join(msgs, "; "))
@@ -305,7 +336,8 @@ func decodeDisruption(w *walker, n *node) Disruption {
 	return d
 }
 
-// EncodeNodePool writes p as a karpenter.sh/v1 NodePool manifest. Decoding the output with
+// EncodeNodePool writes p as a karpenter.sh/v1 NodePool manifest, with its deletionTimestamp and
+// Ready condition when set. Decoding the output with
 // [DecodeManifests] gives p back, except that defaults come back explicit: an empty
 // consolidation policy as WhenEmptyOrUnderutilized, an ExpireAfter of 0 (never) as [Never], a
 // budget's schedule as parsed; and requirements come back in the form
@@ -367,6 +399,12 @@ func EncodeNodePool(p NodePool) ([]byte, error) {
 	}
 	s.Weight = p.Weight
 	s.Replicas = p.Replicas
+	if p.DeletionTimestamp != nil {
+		doc.Metadata.DeletionTimestamp = p.DeletionTimestamp.UTC().Format(time.RFC3339)
+	}
+	if p.Ready.Status != "" {
+		doc.Status = &nodePoolStatusYAML{Conditions: []conditionYAML{{Type: "Ready", Status: string(p.Ready.Status), Reason: p.Ready.Reason, Message: p.Ready.Message}}}
+	}
 	return marshalYAML(doc)
 }
 
@@ -385,13 +423,24 @@ func taintsYAML(taints []corev1.Taint) []taintYAML {
 // The YAML shape of a NodePool, fields in the order Karpenter's documentation writes them.
 type (
 	nodePoolYAML struct {
-		APIVersion string       `yaml:"apiVersion"`
-		Kind       string       `yaml:"kind"`
-		Metadata   metadataYAML `yaml:"metadata"`
-		Spec       nodePoolSpec `yaml:"spec"`
+		APIVersion string              `yaml:"apiVersion"`
+		Kind       string              `yaml:"kind"`
+		Metadata   metadataYAML        `yaml:"metadata"`
+		Spec       nodePoolSpec        `yaml:"spec"`
+		Status     *nodePoolStatusYAML `yaml:"status,omitempty"`
 	}
 	metadataYAML struct {
-		Name string `yaml:"name"`
+		Name              string `yaml:"name"`
+		DeletionTimestamp string `yaml:"deletionTimestamp,omitempty"`
+	}
+	nodePoolStatusYAML struct {
+		Conditions []conditionYAML `yaml:"conditions"`
+	}
+	conditionYAML struct {
+		Type    string `yaml:"type"`
+		Status  string `yaml:"status"`
+		Reason  string `yaml:"reason,omitempty"`
+		Message string `yaml:"message,omitempty"`
 	}
 	nodePoolSpec struct {
 		Template   templateYAML      `yaml:"template"`

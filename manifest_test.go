@@ -346,6 +346,8 @@ func TestDecodeManifestsErrors(t *testing.T) {
 			[]string{`NodePool "Big_Pool": metadata.name=Big_Pool`}},
 		{"not an object", "- a\n- b\n", []string{": document=a list"}},
 		{"weight", head + "spec: {weight: 101}\n", []string{np + ": spec.weight=101"}},
+		{"deletionTimestamp", "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p, deletionTimestamp: yesterday}\n",
+			[]string{np + ": metadata.deletionTimestamp=yesterday"}},
 		{"weight type", head + "spec: {weight: ten}\n", []string{np + ": spec.weight=ten"}},
 		{"unknown operator", head + "spec: {template: {spec: {requirements: [{key: a, operator: Within, values: [x]}]}}}\n",
 			[]string{np + ": spec.template.spec.requirements[0].operator=Within"}},
@@ -574,4 +576,61 @@ spec:
 	// nvidia.com/gpu=true:NoSchedule
 	// expires after 720h0m0s policy WhenEmptyOrUnderutilized
 	// may disrupt at 10:00 Monday: 0
+}
+
+// Provisioning reads two server-set facts of a NodePool, as `kubectl get -o yaml` writes them:
+// a deletionTimestamp and the Ready condition. Both come back through EncodeNodePool.
+func TestDecodeNodePoolState(t *testing.T) {
+	const in = `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: gpu
+  deletionTimestamp: "2026-12-07T10:00:00Z"
+  finalizers: [karpenter.sh/termination]
+spec: {}
+status:
+  conditions:
+  - {type: NodeClassReady, status: "False", reason: NodeClassNotFound, lastTransitionTime: "2026-12-07T09:00:00Z"}
+  - {type: Ready, status: "False", reason: NodeClassNotReady, message: EC2NodeClass gpu not found, lastTransitionTime: "2026-12-07T09:00:00Z"}
+  resources: {cpu: "4"}
+`
+	pools, err := DecodeNodePools([]byte(in))
+	if err != nil {
+		t.Fatalf("DecodeNodePools: %v", err)
+	}
+	when := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	want := Condition{Status: "False", Reason: "NodeClassNotReady", Message: "EC2NodeClass gpu not found"}
+	if got := pools[0]; got.DeletionTimestamp == nil || !got.DeletionTimestamp.Equal(when) || got.Ready != want {
+		t.Errorf("DecodeNodePools: DeletionTimestamp, Ready = %v, %+v, want %v, %+v", got.DeletionTimestamp, got.Ready, when, want)
+	}
+	out, err := EncodeNodePool(pools[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := DecodeNodePools(out)
+	if err != nil {
+		t.Fatalf("DecodeNodePools(EncodeNodePool(p)): %v\n%s", err, out)
+	}
+	if diff := cmp.Diff(pools, again); diff != "" {
+		t.Errorf("decode(encode(p)) mismatch (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		name string
+		pool NodePool
+		ok   bool
+		why  string
+	}{
+		{"no status", NodePool{Name: "a"}, true, ""},
+		{"ready", NodePool{Name: "a", Ready: Condition{Status: "True"}}, true, ""},
+		{"not ready", pools[0], false, "is being deleted"},
+		{"ready unknown", NodePool{Name: "a", Ready: Condition{Status: "Unknown", Reason: "AwaitingReconciliation"}}, false,
+			"is not ready (status.conditions Ready=Unknown, AwaitingReconciliation): no node is launched for it until it is"},
+		{"ready false", NodePool{Name: "a", Ready: want}, false,
+			"is not ready (status.conditions Ready=False, NodeClassNotReady: EC2NodeClass gpu not found): no node is launched for it until it is"},
+	} {
+		ok, why := tc.pool.CanLaunch()
+		if ok != tc.ok || !strings.HasPrefix(why, tc.why) {
+			t.Errorf("NodePool(%s).CanLaunch() = %v, %q, want %v, %q", tc.name, ok, why, tc.ok, tc.why)
+		}
+	}
 }

@@ -1,10 +1,12 @@
 package nodeplan
 
 import (
+	"fmt"
 	"math"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Never is the duration of something that does not happen: expireAfter: Never,
@@ -37,6 +39,41 @@ type NodePool struct {
 	// 0. Nil is an ordinary, demand-driven pool. This package decodes, encodes and validates the
 	// field; acting on it is the controller's job.
 	Replicas *int64
+	// DeletionTimestamp, when set, says the pool is being deleted (its metadata.deletionTimestamp).
+	// Karpenter launches no node for it; its nodes stay until they are drained.
+	DeletionTimestamp *time.Time
+	// Ready is the pool's Ready status condition. Karpenter launches nodes only for a pool whose
+	// Ready condition is True (its node class found and ready, its spec valid…). The zero value,
+	// no condition reported (a pool written by hand), counts as ready.
+	Ready Condition
+}
+
+// Condition is one status condition of an object, as Kubernetes reports it.
+type Condition struct {
+	// Status is True, False or Unknown; empty means the condition is not reported.
+	Status metav1.ConditionStatus
+	// Reason is a CamelCase word for programs; Message says it for people.
+	Reason, Message string
+}
+
+// CanLaunch reports whether nodes may be launched for the pool now. When not, why says so in
+// a sentence naming the field: the pool is being deleted, or its Ready condition is not True
+// (with the condition's reason and message).
+func (p *NodePool) CanLaunch() (ok bool, why string) {
+	if p.DeletionTimestamp != nil {
+		return false, "is being deleted (metadata.deletionTimestamp is set): no node is launched for it"
+	}
+	if p.Ready.Status != "" && p.Ready.Status != metav1.ConditionTrue {
+		why := fmt.Sprintf("is not ready (status.conditions Ready=%s", p.Ready.Status)
+		if p.Ready.Reason != "" {
+			why += ", " + p.Ready.Reason
+		}
+		if p.Ready.Message != "" {
+			why += ": " + p.Ready.Message
+		}
+		return false, why + "): no node is launched for it until it is"
+	}
+	return true, ""
 }
 
 // NodeClaimTemplate is the part of a NodePool copied into every NodeClaim it launches.

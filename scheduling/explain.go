@@ -15,7 +15,7 @@ import (
 
 // reasonRank orders reasons by how far the pod got: the further, the more telling.
 var reasonRank = map[Reason]int{
-	ReasonNoNodePool: 0, ReasonTaint: 1, ReasonRequirements: 2, ReasonNoInstanceType: 3, ReasonNoOffering: 4,
+	ReasonNoNodePool: 0, ReasonNodePoolUnavailable: 0, ReasonTaint: 1, ReasonRequirements: 2, ReasonNoInstanceType: 3, ReasonNoOffering: 4,
 	ReasonHostPort: 5, ReasonVolumeZone: 5, ReasonMinValues: 6, ReasonTopologySpread: 7, ReasonPodAffinity: 7,
 	ReasonPodAntiAffinity: 7, ReasonLimit: 8,
 }
@@ -62,6 +62,9 @@ func (p *problem) topologyReason(st *packState, g *group) (PoolReason, bool) {
 // newcomer would: taints, the pool's own requirements, instance-type labels, room for one pod
 // net of DaemonSets, host ports, and offerings.
 func (p *problem) explainPool(st *packState, g *group, pl *pool) (Reason, string) {
+	if ok, why := pl.np.CanLaunch(); !ok {
+		return ReasonNodePoolUnavailable, why
+	}
 	if t, blocked := nodeplan.UntoleratedTaint(g.tolerations, pl.np.Template.Taints); blocked {
 		return ReasonTaint, fmt.Sprintf("taint %s not tolerated", nodeplan.TaintString(t))
 	}

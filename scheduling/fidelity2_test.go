@@ -1,9 +1,12 @@
 package scheduling_test
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/scheduling"
@@ -102,6 +105,51 @@ func TestNodeTaintsEphemeralOnlyBeforeInitialized(t *testing.T) {
 			}
 			if cost, unplaced, ok := schedulingtest.Optimal(in); !ok || cost != want || len(unplaced) > 0 {
 				t.Errorf("schedulingtest.Optimal(in) = %v, %v, %v, want %v, [], true", cost, unplaced, ok, want)
+			}
+		})
+	}
+}
+
+// Karpenter's provisioner leaves out a NodePool with a deletionTimestamp or whose Ready
+// condition is not True. Before, both still got nodes (the heavier pool took every pod).
+func TestNoLaunchIntoDeletingOrNotReadyPool(t *testing.T) {
+	deleted := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		closed nodeplan.NodePool
+		why    string
+	}{
+		{"deleting", nodeplan.NodePool{Name: "preferred", Weight: 10, DeletionTimestamp: &deleted}, "is being deleted"},
+		{"not ready", nodeplan.NodePool{Name: "preferred", Weight: 10, Ready: nodeplan.Condition{Status: metav1.ConditionFalse, Reason: "NodeClassNotReady"}},
+			"is not ready (status.conditions Ready=False, NodeClassNotReady)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			it := zonedType("m", "4", map[string]float64{"zone-a": 0.2})
+			in := scheduling.Input{NodePools: []nodeplan.NodePool{tc.closed, {Name: "default"}}, InstanceTypes: []nodeplan.InstanceType{it},
+				PoolInstanceTypes: map[string][]nodeplan.InstanceType{"preferred": {zonedType("m", "4", map[string]float64{"zone-a": 0.1})}}}
+			in.Pods = apiServerShaped(replicas("web", 2, "1"))
+			res := solveAndCheck(t, in)
+			if len(res.Unschedulable) > 0 || len(res.NodeClaims) != 1 || res.NodeClaims[0].NodePool != "default" {
+				t.Errorf("Solve: claims %+v, unschedulable %s; want one claim of pool default", res.NodeClaims, unplacedKeys(res))
+			}
+			if cost, unplaced, ok := schedulingtest.Optimal(in); !ok || cost != 0.2 || len(unplaced) > 0 {
+				t.Errorf("schedulingtest.Optimal(in) = %v, %v, %v, want 0.2, [], true", cost, unplaced, ok)
+			}
+
+			// Alone, the pool explains itself; its existing node still takes a pod.
+			in.NodePools = in.NodePools[:1]
+			n := zonalNode("node-1", "zone-a", "4", nil)
+			n.Node.Labels[nodeplan.LabelNodePool] = "preferred"
+			n.Node.Labels[nodeplan.LabelInitialized] = "true"
+			in.Nodes = []scheduling.Node{n}
+			in.Pods = apiServerShaped(replicas("web", 2, "3"))
+			res = solveAndCheck(t, in)
+			if len(existingPlacement(res, "node-1")) != 1 || len(res.NodeClaims) != 0 || len(res.Unschedulable) != 1 {
+				t.Fatalf("Solve: on node-1 %v, claims %d, unschedulable %s; want 1 pod on node-1 and 1 unschedulable", existingPlacement(res, "node-1"), len(res.NodeClaims), unplacedKeys(res))
+			}
+			u := res.Unschedulable[0]
+			if want := "nodepool preferred: " + tc.why; u.Code != scheduling.ReasonNodePoolUnavailable || !strings.HasPrefix(u.Message, want) {
+				t.Errorf("Unschedulable = %s %q, want %s %q…", u.Code, u.Message, scheduling.ReasonNodePoolUnavailable, want)
 			}
 		})
 	}

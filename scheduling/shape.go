@@ -118,7 +118,13 @@ func (p *problem) buildPools(in *Input, from *buildFacts) {
 			pl.types[i] = &its[i]
 		}
 		slices.SortFunc(pl.types, func(a, b *nodeplan.InstanceType) int { return strings.Compare(a.Name, b.Name) })
-		for _, f := range p.poolShapeFacts(pl, its, from) {
+		facts := p.poolShapeFacts(pl, its, from)
+		if ok, _ := np.CanLaunch(); !ok {
+			// Karpenter launches nothing for a pool being deleted or not ready; its nodes and
+			// in-flight claims still take pods and count against its limits.
+			facts = nil
+		}
+		for _, f := range facts {
 			pl.shapes = append(pl.shapes, &shape{pool: pl, shapeFacts: f})
 		}
 		for _, s := range pl.shapes {

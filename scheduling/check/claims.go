@@ -43,6 +43,9 @@ func (c *checker) claims() {
 			c.fail(RuleClaim, t.desc, "names NodePool %q, which is not in the input", nc.NodePool)
 			continue
 		}
+		if why := closed(np); why != "" {
+			c.fail(RuleClaim, t.desc, "is launched for NodePool %q, which %s", nc.NodePool, why)
+		}
 		if len(nc.InstanceTypeOptions) == 0 {
 			c.fail(RuleClaim, t.desc, "has no instance-type options")
 		}
@@ -50,6 +53,19 @@ func (c *checker) claims() {
 		c.claimOptions(t, nc)
 		c.claimOffering(t, nc)
 	}
+}
+
+// closed says why nothing may be launched for a NodePool, or "" when it may: Karpenter's
+// provisioner leaves out a pool with a deletion timestamp, or whose Ready condition is reported
+// and is anything but True.
+func closed(np *nodeplan.NodePool) string {
+	switch {
+	case np.DeletionTimestamp != nil:
+		return "is being deleted"
+	case np.Ready.Status == "True" || np.Ready.Status == "":
+		return ""
+	}
+	return "is not ready (Ready=" + string(np.Ready.Status) + ")"
 }
 
 // subset reports whether every label that satisfies a also satisfies b (MinValues aside).

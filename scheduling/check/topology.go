@@ -330,6 +330,9 @@ func (c *checker) launchableZones(p *corev1.Pod, honorAff, honorTaints bool) []s
 	zones := map[string]bool{}
 	for i := range c.in.NodePools {
 		np := &c.in.NodePools[i]
+		if closed(np) != "" {
+			continue
+		}
 		if honorTaints {
 			if _, bad := untolerated(p.Spec.Tolerations, np.Template.Taints); bad {
 				continue

@@ -16,7 +16,8 @@ const (
 	// RuleTarget: a placement names an existing node or in-flight claim that exists, and may
 	// take pods (not cordoned, not being deleted).
 	RuleTarget Rule = "target"
-	// RuleClaim: a new claim names a known NodePool, has pods, a unique name and options.
+	// RuleClaim: a new claim names a known NodePool that may launch nodes (not being deleted,
+	// not reported not Ready), has pods, a unique name and options.
 	RuleClaim Rule = "claim"
 	// RuleResources: requests (plus DaemonSet overhead and bound pods) fit allocatable, on
 	// every instance-type option and offering a claim may launch as.

@@ -175,7 +175,8 @@ func (m *model) daemonLoad(daemons []dsPod, nodeName string, lbls map[string]str
 }
 
 // buildPools lists the pools, highest weight first, ties by name, each with a variant per
-// available offering of each instance type its requirements accept.
+// available offering of each instance type its requirements accept — none for a pool that is
+// being deleted or whose Ready condition is reported other than True.
 func (m *model) buildPools(in *scheduling.Input, daemons []dsPod) {
 	for i := range in.NodePools {
 		m.pools = append(m.pools, mpool{np: &in.NodePools[i]})
@@ -188,6 +189,9 @@ func (m *model) buildPools(in *scheduling.Input, daemons []dsPod) {
 	})
 	for pi := range m.pools {
 		pl := &m.pools[pi]
+		if pl.np.DeletionTimestamp != nil || (pl.np.Ready.Status != "" && pl.np.Ready.Status != "True") {
+			continue // Karpenter launches nothing for a pool being deleted or not Ready
+		}
 		its := catalog(in, pl.np.Name)
 		for ti := range its {
 			it := &its[ti]

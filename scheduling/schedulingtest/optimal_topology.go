@@ -73,7 +73,7 @@ type TopologyRules struct {
 //
 // ok is false, and nothing is computed, when in is out of scope: more than [MaxTopologyPods]
 // pending pods, [MaxTopologyTypes] types or [MaxTopologyNodes] existing nodes; other than one
-// NodePool; NodePool limits or minValues; in-flight NodeClaims; host ports on pending pods;
+// NodePool, or one being deleted or not Ready; NodePool limits or minValues; in-flight NodeClaims; host ports on pending pods;
 // volumes with attach-limited nodes; spread or affinity over any other key, with
 // matchLabelKeys, mismatchLabelKeys or a nil label selector; more than one required affinity
 // term on a pod; node selectors on the hostname or
@@ -105,7 +105,8 @@ func OptimalTopologyPlan(in scheduling.Input, rules TopologyRules) (scheduling.R
 func topologyInScope(in *scheduling.Input) bool {
 	ignorePrefs := in.Options.Preferences == scheduling.PreferencesIgnore
 	pods := pending(in)
-	if len(pods) > MaxTopologyPods || len(in.NodeClaims) > 0 || len(in.NodePools) != 1 || len(in.Nodes) > MaxTopologyNodes {
+	if len(pods) > MaxTopologyPods || len(in.NodeClaims) > 0 || len(in.NodePools) != 1 || len(in.Nodes) > MaxTopologyNodes ||
+		in.NodePools[0].DeletionTimestamp != nil || (in.NodePools[0].Ready.Status != "" && in.NodePools[0].Ready.Status != "True") {
 		return false
 	}
 	np := &in.NodePools[0]

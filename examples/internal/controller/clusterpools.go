@@ -258,7 +258,8 @@ func (s *ClusterNodePools) refresh(ctx context.Context) {
 			classCond = metav1.Condition{Type: "NodeClassReady", Status: metav1.ConditionUnknown, Reason: "AwaitingReconciliation",
 				Message: "object is awaiting reconciliation"}
 		}
-		conds = append(conds, classCond, readyCondition(conds[0], classCond))
+		ready := readyCondition(conds[0], classCond)
+		conds = append(conds, classCond, ready)
 		s.setConditions(ctx, NodePoolGVR, u, conds)
 		if err != nil || classCond.Status != metav1.ConditionTrue || u.GetDeletionTimestamp() != nil {
 			msg := classCond.Message
@@ -268,6 +269,8 @@ func (s *ClusterNodePools) refresh(ctx context.Context) {
 			problems = append(problems, fmt.Sprintf("NodePool %s: %s", u.GetName(), msg))
 			continue
 		}
+		// The decoded status is the one this pass replaces: the pool is as ready as worked out now.
+		m.NodePools[0].Ready = nodeplan.Condition{Status: ready.Status, Reason: ready.Reason, Message: ready.Message}
 		pools = append(pools, m.NodePools[0])
 		uids[u.GetName()] = string(u.GetUID())
 		if h, t, err := templateHash(u); err == nil {
