@@ -44,7 +44,7 @@ func (p *problem) buildBins(in *Input) error {
 			pl.used0.add(p.dims.vec(node.Status.Capacity))
 			pl.nodes0++
 		}
-		if node.Spec.Unschedulable || node.DeletionTimestamp != nil || hasTaint(node.Spec.Taints, nodeplan.TaintDisrupted) || n.NoNewPods {
+		if node.Spec.Unschedulable || nodeplan.NodeDeleting(node) || n.NoNewPods {
 			continue
 		}
 		p.bins = append(p.bins, p.nodeBin(n, pl))
@@ -179,10 +179,6 @@ func findType(pl *pool, catalog []nodeplan.InstanceType, name string) *nodeplan.
 		}
 	}
 	return nil
-}
-
-func hasTaint(taints []corev1.Taint, key string) bool {
-	return slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.Key == key })
 }
 
 // admits reports whether pods of group g may go on the bin, with placed already there, ignoring

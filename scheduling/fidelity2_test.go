@@ -1,6 +1,7 @@
 package scheduling_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +153,73 @@ func TestNoLaunchIntoDeletingOrNotReadyPool(t *testing.T) {
 				t.Errorf("Unschedulable = %s %q, want %s %q…", u.Code, u.Message, scheduling.ReasonNodePoolUnavailable, want)
 			}
 		})
+	}
+}
+
+// Karpenter provisions room for the pods of a node being deleted (a deletionTimestamp, or the
+// karpenter.sh/disrupted:NoSchedule taint) ahead of their eviction: its provisioner adds the
+// node's reschedulable pods to the pending ones. Before, nothing said so: Input building left
+// them on the node, and the plan launched nothing for them.
+func TestDeletingNodePodsGetCapacity(t *testing.T) {
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	running := func(node string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) { p.Spec.NodeName = node; p.Status.Phase = corev1.PodRunning }
+	}
+	ownedBy := func(kind string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: p.Labels["app"], Controller: new(true)}}
+		}
+	}
+	annotated := func(k, v string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) { p.Annotations = map[string]string{k: v} }
+	}
+	done := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
+	onNode := func(node string) []*corev1.Pod {
+		return slices.Concat(
+			replicas(node+"-web", 1, "1", running(node)),
+			replicas(node+"-db", 1, "1", running(node), ownedBy("StatefulSet"), terminating),
+			replicas(node+"-old", 1, "1", running(node), terminating),
+			replicas(node+"-ds", 1, "100m", running(node), ownedBy("DaemonSet")),
+			replicas(node+"-pinned", 1, "1", running(node), annotated(nodeplan.AnnotationDoNotDisrupt, "true")),
+			replicas(node+"-job", 1, "1", running(node), done))
+	}
+	node := func(name string) scheduling.Node {
+		n := zonalNode(name, "zone-a", "8", apiServerShaped(onNode(name)))
+		n.Node.Labels[nodeplan.LabelNodePool] = "default"
+		n.Node.Labels[nodeplan.LabelInitialized] = "true"
+		return n
+	}
+	deleting, disrupted, live := node("deleting"), node("disrupted"), node("live")
+	deleting.Node.DeletionTimestamp = &metav1.Time{Time: now}
+	disrupted.Node.Spec.Taints = []corev1.Taint{{Key: nodeplan.TaintDisrupted, Effect: corev1.TaintEffectNoSchedule}}
+	live.Pods = nil
+
+	moving, nodes := scheduling.DeletingNodePods([]scheduling.Node{deleting, disrupted, live}, now)
+	var keys []string
+	for _, p := range moving {
+		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
+			t.Errorf("moved pod %s: nodeName %q, deletionTimestamp %v; want a pending, live copy", nodeplan.PodKey(p), p.Spec.NodeName, p.DeletionTimestamp)
+		}
+		keys = append(keys, p.Labels["app"])
+	}
+	if want := []string{"deleting-db", "deleting-web", "disrupted-db", "disrupted-web"}; !slices.Equal(slices.Sorted(slices.Values(keys)), want) {
+		t.Errorf("DeletingNodePods moved %v, want %v", keys, want)
+	}
+	for i, n := range nodes {
+		if want := map[int]int{0: 4, 1: 4, 2: 0}[i]; len(n.Pods) != want {
+			t.Errorf("DeletingNodePods left %d pods on %s, want %d", len(n.Pods), n.Node.Name, want)
+		}
+	}
+	if deleting.Pods[0].Spec.NodeName != "deleting" || len(deleting.Pods) != 6 {
+		t.Errorf("DeletingNodePods changed its input")
+	}
+
+	// The moved pods get room: the live node takes them, not the nodes being deleted.
+	in := onePool(zonedType("m", "4", map[string]float64{"zone-a": 0.2}))
+	in.Nodes = nodes
+	in.Pods = moving
+	res := solveAndCheck(t, in)
+	if got := len(existingPlacement(res, "live")); got != 4 || len(res.Unschedulable) > 0 {
+		t.Errorf("Solve placed %d moved pods on live, want 4 (claims %d, unschedulable %s)", got, len(res.NodeClaims), unplacedKeys(res))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -63,6 +65,41 @@ type Node struct {
 	// disruption planner: a node being disrupted, not initialized, full, or a stand-in for
 	// nodes elsewhere) rather than describing a node kube-scheduler would refuse pods on.
 	NoNewPods bool
+}
+
+// DeletingNodePods moves off nodes being deleted ([nodeplan.NodeDeleting]: a deletionTimestamp,
+// or the karpenter.sh/disrupted:NoSchedule taint) the pods Karpenter provisions room for ahead of
+// their eviction ([nodeplan.PodReschedulable]), so a plan gives them capacity rather than leaving
+// them to go pending when the node drains. It returns them as pending pods — copies without
+// spec.nodeName, sorted by key, to add to Input.Pods — and nodes like the given ones but with
+// those pods taken off: they no longer count for spread or affinity there, as Karpenter counts
+// them only where it places them. The solver places no pod on a node being deleted; the pods it
+// keeps (DaemonSet, mirror, do-not-disrupt) stay bound there. now is when do-not-disrupt
+// durations are read.
+func DeletingNodePods(nodes []Node, now time.Time) (pods []*corev1.Pod, rest []Node) {
+	rest = slices.Clone(nodes)
+	for i := range rest {
+		n := &rest[i]
+		if n.Node == nil || !nodeplan.NodeDeleting(n.Node) {
+			continue
+		}
+		var kept []*corev1.Pod
+		for _, p := range n.Pods {
+			if !nodeplan.PodReschedulable(p, now) {
+				kept = append(kept, p)
+				continue
+			}
+			// The copy stands for the pod to come: unbound, and not terminating (a StatefulSet's
+			// terminating pod is replaced by one of the same name).
+			c := p.DeepCopy()
+			c.Spec.NodeName = ""
+			c.DeletionTimestamp, c.DeletionGracePeriodSeconds = nil, nil
+			pods = append(pods, c)
+		}
+		n.Pods = kept
+	}
+	slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(nodeplan.PodKey(a), nodeplan.PodKey(b)) })
+	return pods, rest
 }
 
 // PreferencePolicy says how soft constraints (preferred node and pod affinity, ScheduleAnyway

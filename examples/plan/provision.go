@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
@@ -40,7 +41,11 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	in := provisionInput(snap, *nodeCost)
+	in := provisionInput(snap, *nodeCost, time.Now())
+	if moved := len(in.Pods) - len(snap.pending); moved > 0 {
+		snap.notices = append(snap.notices, fmt.Sprintf("%d pods on nodes being deleted (deletionTimestamp or %s:NoSchedule) are planned for as pending: Karpenter provisions their room before they are evicted",
+			moved, nodeplan.TaintDisrupted))
+	}
 	if files.pvcs != "" || files.pvs != "" || files.storageClasses != "" {
 		// Pods go where their volumes are; those kube-scheduler will refuse whatever the plan
 		// are left out, with the reason.
@@ -77,8 +82,10 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 }
 
 // provisionInput is the solver's input for the snapshot: its pending pods, with the existing
-// nodes' free room first.
-func provisionInput(snap *snapshot, nodeCost float64) scheduling.Input {
+// nodes' free room first. The pods on nodes being deleted that Karpenter provisions replacements
+// for ahead of their eviction are pending too (scheduling.DeletingNodePods, do-not-disrupt read
+// at now).
+func provisionInput(snap *snapshot, nodeCost float64, now time.Time) scheduling.Input {
 	in := scheduling.Input{
 		Pods:              snap.pending,
 		NodePools:         snap.pools,
@@ -89,6 +96,11 @@ func provisionInput(snap *snapshot, nodeCost float64) scheduling.Input {
 	}
 	for _, n := range snap.nodes {
 		in.Nodes = append(in.Nodes, scheduling.Node{Node: n.node, Pods: n.pods})
+	}
+	moving, nodes := scheduling.DeletingNodePods(in.Nodes, now)
+	if len(moving) > 0 {
+		in.Pods = append(slices.Clone(in.Pods), moving...)
+		in.Nodes = nodes
 	}
 	return in
 }

@@ -206,7 +206,7 @@ func shadowPass(ctx context.Context, cfg watchConfig, st *shadowState, pass int,
 	}
 
 	// What nodeplan would do now.
-	in := provisionInput(snap, cfg.nodeCost)
+	in := provisionInput(snap, cfg.nodeCost, cfg.now())
 	plan, err := scheduling.Solve(ctx, in)
 	if err != nil {
 		return fmt.Errorf("solve: %w", err)
