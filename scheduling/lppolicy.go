@@ -163,10 +163,11 @@ func lpPolicy(role lpRole, rows int, pods int64, effort float64, valuesOnly bool
 // choices buy and what they cost.
 func lpRoles() [relaxedLP + 1]lpRoleRow {
 	return [...]lpRoleRow{
-		// valuesLP — values the pods and proves nothing. Its last rounds are mostly searches
-		// that find nothing (the knapsack's integrality gap: a fractional pattern above the
-		// price, no whole one), so it stops sooner than a bound LP: that buys time, and costs
-		// pod values a little short of converged, which moves the packers' plans both ways.
+		// valuesLP — values the pods and proves nothing. The plan's LPs' last rounds are
+		// mostly searches that find nothing (the knapsack's integrality gap: a fractional
+		// pattern above the price, no whole one), so they get fewer guaranteed rounds than the
+		// relaxed problem's bound LP: that buys time, and costs pod values a little short of
+		// converged, which moves the packers' plans both ways.
 		{role: valuesLP, minSmall: 20, minLarge: 6, skip: neverSkip},
 		// repricedLP — proves the plan's bound, as valuesLP rounds. Where a priced limit binds
 		// and its budget is spent, its quick rounds that find nothing end it: the full-effort
