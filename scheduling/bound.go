@@ -23,7 +23,7 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 		role = relaxedLP
 	}
 	cg := p.columnGeneration(counts, p.shapes, nil, role, nil)
-	total := max(p.minusBins(cg.lb, cg.values, counts), 0)
+	total := max(newPricer(p).minusBins(cg.lb, cg.values, counts), 0)
 	if w := p.limitPrices(limitUse(p.pools, cg), counts); w != nil {
 		lb, cols := p.limitedBound(counts, w, cg.columns)
 		total = max(total, lb)
@@ -42,8 +42,8 @@ func (p *problem) lowerBound(counts []int64) (float64, cgResult) {
 
 // minusBins subtracts from total, bin by bin, a bound on the value (at values) of the pods of
 // counts each existing node's free room can take.
-func (p *problem) minusBins(total float64, values []float64, counts []int64) float64 {
-	ks := newPricer(p)
+func (k *pricer) minusBins(total float64, values []float64, counts []int64) float64 {
+	p := k.p
 	for _, b := range p.bins {
 		podValue, capValue := 0.0, math.Inf(1)
 		var admitted []*group
@@ -58,7 +58,7 @@ func (p *problem) minusBins(total float64, values []float64, counts []int64) flo
 		}
 		if len(p.bins) <= exactBins {
 			// Few bins: bound what each can hold by the knapsack over its free room.
-			total -= min(podValue, ks.binBound(b, admitted, values, counts))
+			total -= min(podValue, k.binBound(b, admitted, values, counts))
 			continue
 		}
 		for d, free := range b.free0 {
@@ -255,7 +255,7 @@ func (p *problem) limitedBound(counts []int64, w [][]float64, seeds []pattern) (
 			total -= x * pl.room(d)
 		}
 	}
-	return max(p.minusBins(total, cg.values, counts), 0), cg.columns
+	return max(newPricer(p).minusBins(total, cg.values, counts), 0), cg.columns
 }
 
 // relaxedCapMax is the least per-node cap of a zone spread the relaxed problem leaves out
