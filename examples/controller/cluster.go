@@ -153,7 +153,7 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "nodeplan"})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controller.EventSource})
 	if clusterPools != nil {
 		clusterPools.Recorder = recorder
 	}

@@ -139,7 +139,7 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 		Planner:   o.Planner,
 		Clock:     w.Clock,
 		Logger:    log,
-		Recorder:  broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "nodeplan"}),
+		Recorder:  broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controller.EventSource}),
 		Metrics:   o.Metrics,
 		Events: func(e controller.Event) {
 			tl.Event(e)

@@ -165,15 +165,20 @@ func (c *Controller) explain(blocked []disruption.Blocked) {
 		case disruption.CodeMethodNotRun:
 			continue // the planner's configuration (--planner emptiness), the same on every node
 		}
+		reason, msg := blockedEvent(b)
 		c.mu.Lock()
-		same := c.lastBlock[b.Node] == b.Message
-		c.lastBlock[b.Node] = b.Message
+		same := c.lastBlock[b.Node] == msg
+		c.lastBlock[b.Node] = msg
 		c.mu.Unlock()
 		if same {
 			continue
 		}
 		c.log().Debug("node not disrupted", "node", b.Node, "nodepool", b.NodePool, "code", string(b.Code), "reason", b.Message)
-		c.event(c.node(b.Node), corev1.EventTypeNormal, "DisruptionBlocked", "Cannot disrupt Node: %s", b.Message)
+		claim := ""
+		if cl := c.tracker.ByNode(b.Node); cl != nil {
+			claim = cl.Name
+		}
+		c.eventOnBoth(claim, b.Node, corev1.EventTypeNormal, reason, msg, msg)
 	}
 }
 
@@ -251,7 +256,7 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 			if c.Metrics != nil {
 				c.Metrics.NodeClaimDisrupted(&cl.NodeClaim, c.disruptedReason(cmd.Reason, cl))
 			}
-			c.event(c.node(n), corev1.EventTypeNormal, "DisruptionTerminating", "Disrupting Node: %s", cmd.Reason)
+			c.terminatingEvent(cl, cmd.Reason)
 			c.terminate(ctx, cl, string(cmd.Reason))
 		}
 	}()
@@ -338,14 +343,14 @@ func (c *Controller) interrupted(ev cloudprovider.Interruption) {
 		c.log().Info("interruption for an instance no nodeclaim owns", "provider-id", ev.ProviderID, "kind", string(ev.Kind))
 		return
 	}
-	node := c.node(cl.Status.NodeName)
 	attrs := []any{"nodeclaim", cl.Name, "node", cl.Status.NodeName, "provider-id", ev.ProviderID, "kind", string(ev.Kind)}
 	if !ev.Deadline.IsZero() {
 		attrs = append(attrs, "time-until-interruption", ev.Deadline.Sub(c.now()).Round(time.Second).String())
 	}
 	if !ev.Kind.Disruptive() {
 		c.log().Info("received rebalance recommendation", attrs...)
-		c.event(node, corev1.EventTypeNormal, string(ev.Kind), "Instance %s received a %s", ev.InstanceID, ev.Kind)
+		typ, reason, msg := interruptionEvent(ev)
+		c.eventOnBoth(cl.Name, cl.Status.NodeName, typ, reason, msg, msg)
 		return
 	}
 	msg := "received interruption"
@@ -354,7 +359,8 @@ func (c *Controller) interrupted(ev cloudprovider.Interruption) {
 	}
 	c.log().Info(msg, attrs...)
 	c.emit(Event{Kind: EventInterrupted, NodeClaim: cl.Name, NodePool: cl.NodePool, Node: cl.Status.NodeName, Reason: string(ev.Kind)})
-	c.event(node, corev1.EventTypeWarning, string(ev.Kind), "Instance %s will be interrupted: %s", ev.InstanceID, ev.Kind)
+	typ, reason, emsg := interruptionEvent(ev)
+	c.eventOnBoth(cl.Name, cl.Status.NodeName, typ, reason, emsg, emsg)
 	c.mu.Lock()
 	c.interruptions[ev.ProviderID] = ev
 	c.mu.Unlock()

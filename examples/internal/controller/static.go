@@ -268,7 +268,7 @@ func (c *Controller) reconcileStatic(ctx context.Context, pool nodeplan.NodePool
 			if c.Metrics != nil {
 				c.Metrics.NodeClaimDisrupted(&cl.NodeClaim, string(nodeplan.ReasonDrifted))
 			}
-			c.event(c.node(cl.Status.NodeName), "Normal", "DisruptionTerminating", "Disrupting Node: %s", nodeplan.ReasonDrifted)
+			c.terminatingEvent(cl, nodeplan.ReasonDrifted)
 			c.terminate(ctx, cl, string(nodeplan.ReasonDrifted))
 		}
 	}
