@@ -124,13 +124,21 @@ func (p *problem) newShapeDomains(g *group, alts []nodeplan.Requirements, key st
 	return sd
 }
 
-// addShape notes the domains of key a node of shape s can have under alt: zones from its
-// offerings (at their prices), other keys from its requirements (at its cheapest price).
+// addShape notes the domains of key a node of shape s can have under alt: zones and capacity
+// types from its offerings (at their prices), other keys from its requirements (at its
+// cheapest price).
 func (sd *shapeDomains) addShape(s *shape, alt *altView, key string) {
-	if key == nodeplan.LabelZone {
+	switch key {
+	case nodeplan.LabelZone, nodeplan.LabelCapacityType:
+		// Offerings decide both: a zone may offer only some capacity types (a shape's
+		// requirements list every capacity type of any of its zones).
 		for _, o := range s.offerings {
-			if (!alt.has || alt.want.Accepts(o.Zone, true)) && alt.accepts(o) {
-				sd.add(o.Zone, o.Price, s)
+			v := o.Zone
+			if key == nodeplan.LabelCapacityType {
+				v = string(o.CapacityType)
+			}
+			if (!alt.has || alt.want.Accepts(v, true)) && alt.accepts(o) {
+				sd.add(v, o.Price, s)
 			}
 		}
 		return
@@ -239,4 +247,30 @@ func (p *problem) noteCountedBins(d *domainPrices, g *group, alts []nodeplan.Req
 			}
 		}
 	}
+}
+
+// domainRoom is, for each of vals (values of key), the most pods of g that a split may send
+// there: no limit (-1) where a pool g may use can launch a node in the domain that takes one
+// of its pods; else what the existing nodes of the domain it may use hold in their free room.
+// A share given to a domain nothing can take would only come back unplaced, explained by the
+// pin rather than by the spread.
+func (p *problem) domainRoom(g *group, key string, vals []string) []int {
+	room := make([]int, len(vals))
+	sd := p.shapeDomainsFor(g, g.alts, key, true)
+	for i, v := range vals {
+		if j := slices.Index(sd.vals, v); j >= 0 && slices.ContainsFunc(sd.cands[j], func(c domainCand) bool {
+			return g.req.fitsIn(c.shape.alloc)
+		}) {
+			room[i] = -1
+		}
+	}
+	for _, b := range p.bins {
+		v, ok := b.labels[key]
+		i := slices.Index(vals, v)
+		if !ok || i < 0 || room[i] < 0 || !b.admits(g, nil) {
+			continue
+		}
+		room[i] = min(room[i]+int(maxCopies(g.req, b.free0, g.room(nil, b.name))), len(g.pods))
+	}
+	return room
 }

@@ -44,9 +44,6 @@ const (
 	// once proved on that split too, and reported such plans optimal; it is now proved on the
 	// relaxed problem, so these seeds only count against the 5% rate.)
 	knownZoneSplit = "zone split before packing"
-	// The same split pins pods to a zone that cannot take them (no offering, no room) although
-	// maxSkew allows the counts another valid plan reaches, so pods are left out.
-	knownZoneSplitOut = "zone split pins pods where they cannot go"
 	// A group with required affinity to itself over hostnames starts on an existing node with
 	// room for only part of it; the rest are left out instead of the group going to a new node.
 	knownHostnameAffinityStart = "self-affine hostname group starts on a node too small for it"
@@ -65,11 +62,8 @@ const (
 // placed, or a LowerBound above the optimum — with why; TestOracleTopology logs them instead of
 // failing. Whoever fixes a cause deletes its seeds (the test says which no longer fall short).
 var knownTopologyOracle = map[int]string{
-	14:  knownZoneSplitOut,
 	57:  knownHostnameAffinityStart,
-	80:  knownZoneSplitOut,
 	101: knownHostnameAffinityStart,
-	260: knownZoneSplitOut,
 	318: knownHostnameAffinityStart,
 
 	1905: knownAffinityLeftOut,

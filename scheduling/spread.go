@@ -356,6 +356,21 @@ func (p *problem) spreadMembers(key string, fams, active []*spreadFam, done map[
 			}
 			m.Domains = []string{v}
 		}
+		if room := p.domainRoom(g, key, m.Domains); slices.ContainsFunc(room, func(n int) bool { return n >= 0 }) {
+			// Domains nothing can take a pod in are left out; the rest take at most
+			// what existing nodes there hold, where no pool launches. Pods left over
+			// when every domain is full stay unpinned and unblocked: packing explains
+			// them by their own requests and selection.
+			var doms []string
+			m.Room = []int{}
+			for i, v := range m.Domains {
+				if room[i] != 0 {
+					doms = append(doms, v)
+					m.Room = append(m.Room, room[i])
+				}
+			}
+			m.Domains = doms
+		}
 		m.Parts = make([]int, len(m.Domains))
 		m.Left = len(g.pods)
 		m.Single = g.single != nil

@@ -1,11 +1,13 @@
 package scheduling_test
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/scheduling"
 	"github.com/nodeplan/nodeplan/scheduling/schedulingtest"
 )
 
@@ -42,5 +44,52 @@ func TestSpreadCountsEachPodsOwnNodeAffinityDomains(t *testing.T) {
 				t.Errorf("pod %s placed in %q, want %s", k, z, want)
 			}
 		}
+	}
+}
+
+// One running pod in each of zone-a and zone-b on full nodes, a pool launching into zone-c only,
+// maxSkew 5: zone-c may take 6 (6 - 1 ≤ 5). Before, the split gave zone-a and zone-b shares no
+// node could take, placed 4 in zone-c, and explained the rest as "require zone In [zone-a]".
+func TestSpreadFillsTheOnlyLaunchableDomainToItsHeadroom(t *testing.T) {
+	in := onePool(all3())
+	in.NodePools[0].Template.Requirements = nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelZone, "zone-c"))
+	for _, z := range []string{"a", "b"} {
+		name := "full-" + z
+		in.Nodes = append(in.Nodes, zonalNode(name, "zone-"+z, "1", replicas("web", 1, "1", runningOn(name), func(p *corev1.Pod) { p.Name += "-" + z })))
+	}
+	in.Pods = shaped(replicas("web", 10, "1", spreadOver(nodeplan.LabelZone, 5)))
+	res := solveAndCheck(t, in)
+	zones := placedZones(in, res)
+	if len(zones) != 6 {
+		t.Errorf("Solve() placed %d pods, want 6 in zone-c (unschedulable: %s)", len(zones), unplacedKeys(res))
+	}
+	for k, z := range zones {
+		if z != "zone-c" {
+			t.Errorf("pod %s placed in %s, want zone-c", k, z)
+		}
+	}
+	for _, u := range res.Unschedulable {
+		if u.Code != scheduling.ReasonTopologySpread {
+			t.Errorf("pod %s unschedulable with %s (%s), want %s", u.Pod, u.Code, u.Message, scheduling.ReasonTopologySpread)
+		}
+		if !strings.Contains(u.Message, "zone-a=1, zone-b=1, zone-c=6") {
+			t.Errorf("pod %s: %q, want the real counts zone-a=1, zone-b=1, zone-c=6", u.Pod, u.Message)
+		}
+	}
+}
+
+// 19 pods spread over zone and over capacity type (maxSkew 1 each), zone-c offering only
+// on-demand: 7/6/6 over the zones and 10/9 over capacity types both hold (spot in zone-a and
+// zone-b only). Before, the zone split ignored that zone-c has no spot, and 2 pods were placed.
+func TestSpreadOverTwoKeysWithAZoneOfferingOneCapacityType(t *testing.T) {
+	it := schedulingtest.ZonalType("zone-a", "zone-b", "zone-c")
+	for _, z := range []string{"zone-a", "zone-b"} {
+		it.Offerings = append(it.Offerings, nodeplan.Offering{Zone: z, CapacityType: nodeplan.CapacityTypeSpot, Price: 0.08, Available: true})
+	}
+	in := onePool(it)
+	in.Pods = shaped(replicas("web", 19, "1", spreadOver(nodeplan.LabelZone, 1), spreadOver(nodeplan.LabelCapacityType, 1)))
+	res := solveAndCheck(t, in)
+	if len(res.Unschedulable) > 0 {
+		t.Errorf("Solve() unschedulable: %s, want none: 7/6/6 over zones and 10/9 over capacity types hold", unplacedKeys(res))
 	}
 }

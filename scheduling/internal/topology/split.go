@@ -9,9 +9,10 @@ import (
 // in (cheapest first), the families it carries and those that count its pods, and, as the
 // split goes, how many of its pods each domain takes.
 type Member struct {
-	// Domains it may go to, in the order ties are broken, and Room, when set, the most of its
-	// pods each can hold (existing nodes' room where no pool can launch; a negative value is no
-	// limit).
+	// Domains it may go to, in the order ties are broken, and Room, when set (even empty), the
+	// most of its pods each can hold (existing nodes' room where no pool can launch; a negative
+	// value is no limit). With Room set, pods no domain has room for are left without a
+	// reason (Why empty): the spread is not what stops them.
 	Domains []string
 	Room    []int
 	Carries []*Family
@@ -124,6 +125,19 @@ func (m *Member) Fits(i, n int) bool {
 	return true
 }
 
+// full reports whether Room is set and no domain has room for one more pod.
+func (m *Member) full() bool {
+	if m.Room == nil {
+		return false
+	}
+	for i := range m.Domains {
+		if m.Room[i] < 0 || m.Parts[i] < m.Room[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // Take gives n more of m's pods its i-th domain.
 func (m *Member) Take(i, n int) {
 	v := m.Domains[i]
@@ -157,9 +171,14 @@ func (m *Member) Free() []string {
 	return ok
 }
 
-// block marks m stuck, with the first constraint it carries (or counts for) and its counts.
+// block marks m stuck, with the first constraint it carries (or counts for) and its counts —
+// unless no domain has room left for a pod: then the constraints are not what stops it, and
+// Why stays empty (the pods' own requests, selection or the existing nodes' room explain it).
 func (m *Member) block() {
 	m.Stuck = true
+	if m.full() {
+		return
+	}
 	fams, what := m.Carries, "pods"
 	if len(fams) == 0 {
 		fams, what = m.Counted, "pods its selector matches"

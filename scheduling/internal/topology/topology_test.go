@@ -162,3 +162,16 @@ func TestAssignMoversFirstThenCarriersRoundRobin(t *testing.T) {
 		t.Errorf("pods left: %d, %d, %d; want none", mover.Left, x.Left, y.Left)
 	}
 }
+
+// Pods no domain has room for are not the spread's to explain: Why stays empty.
+func TestAssignLeavesPodsWithoutRoomUnexplained(t *testing.T) {
+	f := NewFamily(Spread{Key: "zone", MaxSkew: 1, MinDomains: 1}, map[string]int{"a": 0})
+	f.Reset()
+	m := NewMember(3, []string{"a"})
+	m.Room = []int{1}
+	m.Carries, m.Counted, m.Kinds = []*Family{f}, []*Family{f}, []Kind{Sure}
+	Assign(nil, []*Member{m})
+	if m.Parts[0] != 1 || m.Left != 2 || !m.Stuck || m.Why != "" {
+		t.Errorf("Assign() = %v parts, %d left, stuck %t, why %q; want [1], 2, true, no reason", m.Parts, m.Left, m.Stuck, m.Why)
+	}
+}
