@@ -268,7 +268,8 @@ type spreadMember struct {
 // together) to domains, so that the final counts hold every carrier within maxSkew (see the
 // comment at the top; topology.Assign shares the pods out). The carriers of active families
 // are split, and the pods the selectors of check count that are not yet pinned and ready(g)
-// allows. assigned records the groups already pinned by an earlier call, per key.
+// allows. A family over a key no node it counts has takes no pods at all (blockNoKey).
+// assigned records the groups already pinned by an earlier call, per key.
 func (p *problem) splitSpreads(active, check []*spreadFam, running []existingPod, assigned map[string]map[*group]bool, ready func(*group) bool) {
 	byKey := map[string][]*spreadFam{}
 	var keys []string
@@ -283,6 +284,7 @@ func (p *problem) splitSpreads(active, check []*spreadFam, running []existingPod
 		}
 	}
 	for _, key := range keys {
+		p.blockNoKey(byKey[key], active)
 		// A family whose matching pods cannot leave any domain more than maxSkew above
 		// another, wherever they go, needs no pins.
 		fams := slices.DeleteFunc(slices.Clone(byKey[key]), p.slack)
@@ -305,6 +307,23 @@ func (p *problem) splitSpreads(active, check []*spreadFam, running []existingPod
 				done[sub] = true
 			}
 			done[m.g] = true
+		}
+	}
+}
+
+// blockNoKey blocks the carriers of the active hard families over a key not every node has
+// (topology.Labelled) that have no domain: no node they may go to, existing or launchable, has
+// the key, and kube-scheduler binds such a pod nowhere. (Over the zone, no domain means no
+// node the spread counts: the pods' own selection or taints say why, in packing.)
+func (p *problem) blockNoKey(fams, active []*spreadFam) {
+	for _, f := range fams {
+		if len(f.Domains) > 0 || !f.s.Hard || topology.Labelled(f.Key) || !slices.Contains(active, f) {
+			continue
+		}
+		for _, g := range p.groups {
+			if g.blocked == nil && p.carries(g, f) {
+				g.blocked = &blockInfo{ReasonTopologySpread, f.NoKey()}
+			}
 		}
 	}
 }

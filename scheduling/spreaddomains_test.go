@@ -93,3 +93,23 @@ func TestSpreadOverTwoKeysWithAZoneOfferingOneCapacityType(t *testing.T) {
 		t.Errorf("Solve() unschedulable: %s, want none: 7/6/6 over zones and 10/9 over capacity types hold", unplacedKeys(res))
 	}
 }
+
+// A DoNotSchedule spread over a key no node has: kube-scheduler's filter refuses every node
+// without the key, so the pod never binds. Before, the solver launched a node and placed it.
+func TestSpreadOverAKeyNoNodeHasPlacesNothing(t *testing.T) {
+	const rack = "example.com/rack"
+	in := onePool(all3())
+	in.Nodes = []scheduling.Node{zonalNode("roomy-a", "zone-a", "4", nil)}
+	in.Pods = shaped(replicas("web", 1, "1", spreadOver(rack, 1)))
+	res := solveAndCheck(t, in)
+	if len(res.NodeClaims) > 0 || len(placedZones(in, res)) > 0 {
+		t.Errorf("Solve() placed the pod (%d claims), want it unschedulable: no node has %s", len(res.NodeClaims), rack)
+	}
+	if len(res.Unschedulable) != 1 {
+		t.Fatalf("unschedulable: %s, want default/web-0", unplacedKeys(res))
+	}
+	u := res.Unschedulable[0]
+	if u.Code != scheduling.ReasonTopologySpread || !strings.Contains(u.Message, rack) {
+		t.Errorf("default/web-0 unschedulable with %s (%q), want %s naming %s", u.Code, u.Message, scheduling.ReasonTopologySpread, rack)
+	}
+}

@@ -56,8 +56,9 @@ type groupTopo struct {
 	affSig string
 	// spreadSigs are spreadSignature of each spread, in order.
 	spreadSigs []string
-	// needKeys are the keys of hard spreads with an empty selector, which only ask for nodes
-	// with the key: the parse added them to the group's alternatives (see parseSpreads).
+	// needKeys are the keys of hard spreads but those every node has (topology.Labelled):
+	// kube-scheduler binds the pod only to nodes with them, so the parse added them to the
+	// group's alternatives (see parseSpreads).
 	needKeys []string
 }
 
@@ -95,13 +96,14 @@ func (p *problem) parseSpreads(g *group, t *groupTopo) error {
 			return err
 		}
 		s := spreadC{term: term, Spread: topology.FromConstraint(c)}
+		if s.Hard && !topology.Labelled(c.TopologyKey) {
+			// kube-scheduler's filter refuses every node without the key.
+			t.needKeys = append(t.needKeys, c.TopologyKey)
+			needKey(g, c.TopologyKey)
+		}
 		if term.sel.Empty() {
 			// kube-scheduler counts no pods for an empty selector ({}), so the skew is at
 			// most 1 everywhere: the constraint only asks for nodes with the key.
-			if s.Hard && !topology.Labelled(c.TopologyKey) {
-				t.needKeys = append(t.needKeys, c.TopologyKey)
-				needKey(g, c.TopologyKey)
-			}
 			continue
 		}
 		if s.Hard || p.prefs.spread {
@@ -589,14 +591,14 @@ func spreadSignature(g *group, s *spreadC) string {
 }
 
 // scopeOf is what decides which nodes g's spread s counts (topology.Spread.Scope): g's node
-// selection and, as the policies say, its tolerations.
+// selection and, as the policies say, its tolerations and the keys of its other spreads.
 func scopeOf(g *group, s *spreadC) string {
-	return s.Scope(g.nodeAlts, nil, fmt.Sprint(g.tolerations))
+	return s.Scope(g.nodeAlts, topology.Keys(g.rep.Spec.TopologySpreadConstraints, s.Hard), fmt.Sprint(g.tolerations))
 }
 
 // countedAlts is the node selection whose nodes g's spread s counts.
 func countedAlts(g *group, s *spreadC) []nodeplan.Requirements {
-	return s.Counted(g.nodeAlts, nil)
+	return s.Counted(g.nodeAlts, topology.Keys(g.rep.Spec.TopologySpreadConstraints, s.Hard))
 }
 
 func (g *group) capPerNode(n int64) {
