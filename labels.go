@@ -81,3 +81,24 @@ func IsWellKnownLabel(key string) bool {
 	}
 	return false
 }
+
+// deprecatedLabels maps the deprecated beta node labels to the stable keys they mean.
+var deprecatedLabels = map[string]string{
+	"beta.kubernetes.io/instance-type":         LabelInstanceType,
+	"failure-domain.beta.kubernetes.io/zone":   LabelZone,
+	"failure-domain.beta.kubernetes.io/region": LabelRegion,
+	"beta.kubernetes.io/arch":                  LabelArch,
+	"beta.kubernetes.io/os":                    LabelOS,
+}
+
+// NormalizedLabel returns the stable key a deprecated beta label key means
+// (beta.kubernetes.io/instance-type, failure-domain.beta.kubernetes.io/zone and /region,
+// beta.kubernetes.io/arch and /os), and any other key unchanged. Karpenter reads requirements
+// on the beta keys as requirements on the stable ones, as [NewRequirement] does; the kubelet and
+// the cloud controller still put both on a node.
+func NormalizedLabel(key string) string {
+	if stable, ok := deprecatedLabels[key]; ok {
+		return stable
+	}
+	return key
+}

@@ -56,10 +56,12 @@ const (
 	NodeSelectorOpLte corev1.NodeSelectorOperator = "Lte"
 )
 
-// NewRequirement builds a requirement from a Kubernetes node-selector operator. In and NotIn take
+// NewRequirement builds a requirement from a Kubernetes node-selector operator, on the stable key
+// a deprecated beta key means ([NormalizedLabel]). In and NotIn take
 // one or more values; Exists and DoesNotExist none; Gt and Lt exactly one integer; Gte and Lte
 // exactly one non-negative integer (Karpenter's NodePool validation), Lte below 2^63-1.
 func NewRequirement(key string, op corev1.NodeSelectorOperator, values ...string) (Requirement, error) {
+	key = NormalizedLabel(key)
 	r := Requirement{Key: key}
 	if key == "" {
 		return r, fmt.Errorf("nodeplan: requirement with operator %s has an empty key", op)

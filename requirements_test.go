@@ -381,3 +381,16 @@ func ExampleRequirements() {
 	// map[karpenter.sh/capacity-type:on-demand kubernetes.io/arch:arm64 topology.kubernetes.io/zone:us-east-1b]
 	// requires workload In [gpu], but the node has no label workload
 }
+
+func TestNewRequirementNormalizesBetaKeys(t *testing.T) {
+	for beta, stable := range map[string]string{
+		"beta.kubernetes.io/instance-type": LabelInstanceType, "failure-domain.beta.kubernetes.io/zone": LabelZone,
+		"failure-domain.beta.kubernetes.io/region": LabelRegion, "beta.kubernetes.io/arch": LabelArch,
+		"beta.kubernetes.io/os": LabelOS, "example.com/beta.kubernetes.io/os": "example.com/beta.kubernetes.io/os",
+	} {
+		r, err := NewRequirement(beta, corev1.NodeSelectorOpIn, "x")
+		if err != nil || r.Key != stable {
+			t.Errorf("NewRequirement(%q, In, x).Key = %q, %v, want %q, nil", beta, r.Key, err, stable)
+		}
+	}
+}

@@ -223,3 +223,50 @@ func TestDeletingNodePodsGetCapacity(t *testing.T) {
 		t.Errorf("Solve placed %d moved pods on live, want 4 (claims %d, unschedulable %s)", got, len(res.NodeClaims), unplacedKeys(res))
 	}
 }
+
+// A nodeSelector or node affinity on a deprecated beta label means its stable label, as
+// Karpenter normalizes it (and as the kubelet and cloud node controller still set both on a
+// node). Before, each was refused: no NodePool or instance type has the beta key.
+func TestDeprecatedBetaLabelsMeanStableOnes(t *testing.T) {
+	it := zonedType("m", "4", map[string]float64{"zone-a": 0.2, "zone-b": 0.1})
+	it.Labels[nodeplan.LabelArch] = "amd64"
+	it.Labels[nodeplan.LabelOS] = "linux"
+	for _, tc := range []struct {
+		key, value string
+		wantZone   string
+	}{
+		{"beta.kubernetes.io/instance-type", "m", "zone-b"},
+		{"failure-domain.beta.kubernetes.io/zone", "zone-a", "zone-a"},
+		{"beta.kubernetes.io/arch", "amd64", "zone-b"},
+		{"beta.kubernetes.io/os", "linux", "zone-b"},
+	} {
+		for _, how := range []string{"nodeSelector", "nodeAffinity"} {
+			t.Run(tc.key+"/"+how, func(t *testing.T) {
+				in := onePool(it)
+				sel := func(p *corev1.Pod) {
+					if how == "nodeSelector" {
+						p.Spec.NodeSelector = map[string]string{tc.key: tc.value}
+						return
+					}
+					p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+						NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+							{Key: tc.key, Operator: corev1.NodeSelectorOpIn, Values: []string{tc.value}}}}}}}}
+				}
+				in.Pods = apiServerShaped(replicas("web", 1, "1", sel))
+				res := solveAndCheck(t, in)
+				zones := placedZones(in, res)
+				if len(zones) != 1 {
+					t.Fatalf("placed %v, want the pod placed (unschedulable: %s)", zones, unplacedKeys(res))
+				}
+				for _, z := range zones {
+					if z != tc.wantZone {
+						t.Errorf("pod placed in %s, want %s", z, tc.wantZone)
+					}
+				}
+				if cost, unplaced, ok := schedulingtest.Optimal(in); !ok || len(unplaced) > 0 || cost != res.Cost {
+					t.Errorf("schedulingtest.Optimal(in) = %v, %v, %v, want %v, [], true", cost, unplaced, ok, res.Cost)
+				}
+			})
+		}
+	}
+}

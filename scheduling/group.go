@@ -457,7 +457,7 @@ func appendMarshalled(b []byte, m wireMessage) (_ []byte, ok bool) {
 // required, after its dropped heaviest terms are set aside (see solveWithPreferences); a pod
 // with no term left has no preference.
 func podAlternatives(p *corev1.Pod, volumeZones []string, preferred bool, dropped int) ([]nodeplan.Requirements, error) {
-	base := nodeplan.RequirementsFromLabels(p.Spec.NodeSelector)
+	base := nodeSelectorRequirements(p.Spec.NodeSelector)
 	if volumeZones != nil {
 		base = base.Add(nodeplan.In(nodeplan.LabelZone, volumeZones...))
 	}
@@ -488,6 +488,30 @@ func podAlternatives(p *corev1.Pod, volumeZones []string, preferred bool, droppe
 		alts = append(alts, base.Add(nodeplan.In(nodeplan.LabelHostname)))
 	}
 	return alts, nil
+}
+
+// nodeSelectorRequirements is a pod's nodeSelector as requirements, a deprecated beta key read
+// as the stable key it means (nodeplan.NormalizedLabel).
+func nodeSelectorRequirements(sel map[string]string) nodeplan.Requirements {
+	var beta []string
+	for k := range sel {
+		if nodeplan.NormalizedLabel(k) != k {
+			beta = append(beta, k)
+		}
+	}
+	if len(beta) == 0 {
+		return nodeplan.RequirementsFromLabels(sel)
+	}
+	stable := maps.Clone(sel)
+	for _, k := range beta {
+		delete(stable, k)
+	}
+	rs := nodeplan.RequirementsFromLabels(stable)
+	slices.Sort(beta)
+	for _, k := range beta {
+		rs = rs.Add(nodeplan.In(nodeplan.NormalizedLabel(k), sel[k]))
+	}
+	return rs
 }
 
 // preferredNodeTerm returns the heaviest of terms once the dropped heaviest are set aside (the

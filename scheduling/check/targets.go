@@ -114,6 +114,20 @@ func claimLabels(nc *nodeplan.NodeClaim, pool string, it *nodeplan.InstanceType,
 	}
 	out[nodeplan.LabelNodePool] = pool
 	out[nodeplan.LabelHostname] = hostname
+	// The kubelet (arch, os) and the cloud node controller (instance type, zone, region) still
+	// put the deprecated beta labels on a node beside the stable ones, with the same values.
+	for beta, stable := range map[string]string{
+		"beta.kubernetes.io/arch": "kubernetes.io/arch", "beta.kubernetes.io/os": "kubernetes.io/os",
+		"beta.kubernetes.io/instance-type":         "node.kubernetes.io/instance-type",
+		"failure-domain.beta.kubernetes.io/zone":   "topology.kubernetes.io/zone",
+		"failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
+	} {
+		if v, ok := out[stable]; ok {
+			if _, set := out[beta]; !set {
+				out[beta] = v
+			}
+		}
+	}
 	return out
 }
 

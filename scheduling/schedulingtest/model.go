@@ -211,8 +211,28 @@ func (m *model) buildPools(in *scheduling.Input, daemons []dsPod) {
 				if !pl.np.Template.Requirements.Matches(lbls) {
 					continue
 				}
+				addBetaLabels(lbls)
 				room := m.vec(it.Allocatable()).minus(m.daemonLoad(daemons, "", lbls, pl.np.Template.Taints, nil))
 				pl.variants = append(pl.variants, mvariant{typ: it.Name, off: o, labels: lbls, room: room})
+			}
+		}
+	}
+}
+
+// addBetaLabels gives a launched node's labels the deprecated beta twins the kubelet (arch, os)
+// and the cloud node controller (instance type, zone, region) still set, with the stable
+// label's value.
+func addBetaLabels(lbls map[string]string) {
+	twins := [][2]string{
+		{nodeplan.LabelArch, "beta.kubernetes.io/arch"}, {nodeplan.LabelOS, "beta.kubernetes.io/os"},
+		{nodeplan.LabelInstanceType, "beta.kubernetes.io/instance-type"},
+		{nodeplan.LabelZone, "failure-domain.beta.kubernetes.io/zone"},
+		{nodeplan.LabelRegion, "failure-domain.beta.kubernetes.io/region"},
+	}
+	for _, tw := range twins {
+		if v, ok := lbls[tw[0]]; ok {
+			if _, set := lbls[tw[1]]; !set {
+				lbls[tw[1]] = v
 			}
 		}
 	}
