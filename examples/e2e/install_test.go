@@ -75,8 +75,9 @@ func testInstall(t *testing.T, in install) {
 	ctx := context.Background()
 	admin := cp.Config
 
-	// Render and apply the base as `kubectl apply -k deploy/kustomize` would.
-	objs := renderKustomize(t, in.dir)
+	// Render and apply the CRDs and the base as `kubectl apply -k deploy/kustomize/crds` and
+	// `kubectl apply -k deploy/kustomize` would.
+	objs := append(renderKustomize(t, "../../deploy/kustomize/crds"), renderKustomize(t, in.dir)...)
 	var crds [][]byte
 	var others []*unstructured.Unstructured
 	for _, o := range objs {
