@@ -255,17 +255,83 @@ func (p *problem) explainOfferings(g *group, pl *pool, fitting []roomCand) (Reas
 			}
 		}
 	}
+	if len(zones) == 0 {
+		return ReasonNoOffering, unavailableMessage(pl, fitting)
+	}
 	alt := g.alts[0]
 	if z, ok := alt.Get(nodeplan.LabelZone); ok && !anyAccepted(z, zones) {
 		if g.rep != nil && p.in.VolumeZones[g.keys[0]] != nil {
 			return ReasonVolumeZone, fmt.Sprintf("no offering in %s (the pod's volumes require it; pool offers %s)", z, joinKeys(zones))
+		}
+		if own, ok := g.nodeAlts[0].Get(nodeplan.LabelZone); !ok || anyAccepted(own, zones) {
+			// The pod's own node selection allows an offered zone: its pod affinity,
+			// anti-affinity or spread narrowed it.
+			return zoneNarrowedMessage(g, z, zones)
 		}
 		return ReasonNoOffering, fmt.Sprintf("no offering in %s (pod requires it; pool offers %s)", z, joinKeys(zones))
 	}
 	if c, ok := alt.Get(nodeplan.LabelCapacityType); ok && !anyAccepted(c, cts) {
 		return ReasonNoOffering, fmt.Sprintf("no offering with %s (pool offers %s)", c, joinKeys(cts))
 	}
-	return ReasonNoOffering, fmt.Sprintf("no available offering of a fitting instance type (%s) meets the pod's zone and capacity-type requirements", fitting[0].it.Name)
+	return ReasonNoOffering, fmt.Sprintf("no available offering of a fitting instance type (%s) has a zone and capacity type the pod accepts together (available: zones %s, capacity types %s)",
+		fitting[0].it.Name, joinKeys(zones), joinKeys(cts))
+}
+
+// unavailableMessage says that capacity, not the pod, is what is missing: every offering the
+// pool allows of the instance types that fit the pod is unavailable (insufficient capacity).
+func unavailableMessage(pl *pool, fitting []roomCand) string {
+	var types []string
+	offs := map[string]bool{}
+	for _, c := range fitting {
+		if !slices.Contains(types, c.it.Name) {
+			types = append(types, c.it.Name)
+		}
+		for _, o := range c.it.Offerings {
+			if o.Accepts(pl.desc) {
+				offs[o.Zone+"/"+string(o.CapacityType)] = true
+			}
+		}
+	}
+	if len(types) > 3 {
+		types = append(types[:3], fmt.Sprintf("%d more", len(types)-3))
+	}
+	if len(offs) == 0 {
+		return fmt.Sprintf("the instance types that fit the pod (%s) have no offering the pool's requirements allow: allow more zones or capacity types, or other instance types",
+			strings.Join(types, ", "))
+	}
+	return fmt.Sprintf("capacity is unavailable: every offering the pool allows of the instance types that fit the pod (%s) is unavailable (%s); allowing other instance types, zones or capacity types in the pool would widen the choice",
+		strings.Join(types, ", "), joinKeys(offs))
+}
+
+// zoneNarrowedMessage explains a pod whose zones its pod affinity, anti-affinity or zone spread
+// narrowed (z) to none the pool has an available offering in (zones).
+func zoneNarrowedMessage(g *group, z nodeplan.Requirement, zones map[string]bool) (Reason, string) {
+	left := "leaves no zone"
+	if z.Len() > 0 && z.Operator() == corev1.NodeSelectorOpIn {
+		left = "leaves only " + strings.Join(z.Values(), ", ")
+	}
+	over := func(terms []corev1.PodAffinityTerm) bool {
+		return slices.ContainsFunc(terms, func(t corev1.PodAffinityTerm) bool { return t.TopologyKey == nodeplan.LabelZone })
+	}
+	var code Reason
+	var what string
+	if a := g.rep.Spec.Affinity; a != nil {
+		switch {
+		case a.PodAntiAffinity != nil && over(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution):
+			code, what = ReasonPodAntiAffinity, "required pod anti-affinity on "+nodeplan.LabelZone
+		case a.PodAffinity != nil && over(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution):
+			code, what = ReasonPodAffinity, "required pod affinity on "+nodeplan.LabelZone
+		}
+	}
+	if code == "" && slices.ContainsFunc(g.rep.Spec.TopologySpreadConstraints, func(c corev1.TopologySpreadConstraint) bool {
+		return c.TopologyKey == nodeplan.LabelZone
+	}) {
+		code, what = ReasonTopologySpread, "topology spread on "+nodeplan.LabelZone
+	}
+	if code == "" {
+		code, what = ReasonNoOffering, "the pod's zone constraints"
+	}
+	return code, fmt.Sprintf("%s %s, and the pool has available offerings only in %s", what, left, joinKeys(zones))
 }
 
 // limitMessage names the limit that stopped the pool, at usage u.

@@ -270,3 +270,67 @@ func TestDeprecatedBetaLabelsMeanStableOnes(t *testing.T) {
 		}
 	}
 }
+
+func antiAffineOver(key string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{
+			{TopologyKey: key, LabelSelector: selectsApp(p.Labels["app"])}}}}
+	}
+}
+
+// The sentence an unplaced pod gets must name the real cause. Before: with every offering of
+// the fitting types unavailable (ICE), "no available offering … meets the pod's zone and
+// capacity-type requirements" for a pod with neither; with zone anti-affinity leaving no zone,
+// "no offering in topology.kubernetes.io/zone In [] (pod requires it …)".
+func TestUnplacedExplanationsNameTheCause(t *testing.T) {
+	t.Run("capacity unavailable", func(t *testing.T) {
+		gpu := zonedType("g5.xlarge", "4", map[string]float64{"zone-a": 1.0, "zone-b": 1.0})
+		for i := range gpu.Offerings {
+			gpu.Offerings[i].Available = false
+		}
+		small := zonedType("m.small", "1", map[string]float64{"zone-a": 0.05})
+		in := onePool(gpu, small)
+		in.Pods = apiServerShaped(replicas("train", 1, "3"))
+		res := solveAndCheck(t, in)
+		if len(res.Unschedulable) != 1 {
+			t.Fatalf("unschedulable %s, want the pod", unplacedKeys(res))
+		}
+		u := res.Unschedulable[0]
+		for _, want := range []string{"unavailable", "g5.xlarge", "zone-a", "zone-b"} {
+			if !strings.Contains(u.Message, want) {
+				t.Errorf("Unschedulable message %q does not mention %q", u.Message, want)
+			}
+		}
+		if strings.Contains(u.Message, "pod's zone") || u.Code != scheduling.ReasonNoOffering {
+			t.Errorf("Unschedulable = %s %q, want %s naming unavailable capacity, not the pod's requirements", u.Code, u.Message, scheduling.ReasonNoOffering)
+		}
+	})
+	t.Run("anti-affinity leaves no zone", func(t *testing.T) {
+		in := onePool(zonedType("m", "4", map[string]float64{"zone-a": 0.2, "zone-b": 0.2}))
+		in.Nodes = []scheduling.Node{zonalNode("node-a", "zone-a", "1", apiServerShaped(replicas("db", 1, "1", runningOn("node-a"))))}
+		in.Pods = apiServerShaped(replicas("db", 1, "1", antiAffineOver(nodeplan.LabelZone),
+			func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{nodeplan.LabelZone: "zone-a"} }))
+		res := solveAndCheck(t, in)
+		if len(res.Unschedulable) != 1 {
+			t.Fatalf("unschedulable %s, want the pod (both zones run one)", unplacedKeys(res))
+		}
+		u := res.Unschedulable[0]
+		if strings.Contains(u.Message, "In []") || strings.Contains(u.Message, "pod requires") || u.Code != scheduling.ReasonPodAntiAffinity ||
+			!strings.Contains(u.Message, "anti-affinity") {
+			t.Errorf("Unschedulable = %s %q, want %s saying the anti-affinity leaves no zone", u.Code, u.Message, scheduling.ReasonPodAntiAffinity)
+		}
+	})
+	t.Run("affinity to a zone the pool cannot launch", func(t *testing.T) {
+		in := onePool(zonedType("m", "4", map[string]float64{"zone-a": 0.2, "zone-b": 0.2}))
+		in.Nodes = []scheduling.Node{zonalNode("node-c", "zone-c", "1", apiServerShaped(replicas("cache", 1, "1", runningOn("node-c"))))}
+		in.Pods = apiServerShaped(replicas("web", 1, "1", affineToAll(nodeplan.LabelZone, map[string]string{"app": "cache"})))
+		res := solveAndCheck(t, in)
+		if len(res.Unschedulable) != 1 {
+			t.Fatalf("unschedulable %s, want the pod (its affinity's zone, zone-c, cannot be launched and node-c is full)", unplacedKeys(res))
+		}
+		u := res.Unschedulable[0]
+		if strings.Contains(u.Message, "pod requires") || u.Code != scheduling.ReasonPodAffinity || !strings.Contains(u.Message, "zone-c") {
+			t.Errorf("Unschedulable = %s %q, want %s saying the affinity leaves only zone-c", u.Code, u.Message, scheduling.ReasonPodAffinity)
+		}
+	})
+}
