@@ -179,7 +179,7 @@ func (o *ManifestObject) Objects(key string) ([]*ManifestObject, bool) {
 }
 
 // Fail reports that the value under key (value, as written; "" when there is none) is not what
-// was expected, e.g. Fail("amiFamily", "AL1", "an AMI family: AL2023, …").
+// was expected, e.g. Fail("image", "img 1", "an image name: letters, digits and -").
 func (o *ManifestObject) Fail(key, value, expected string) { o.n.w.fail(o.n.at(key), value, expected) }
 
 // Finish reports every key of the object that was not read, as an unknown field. hints maps a

@@ -168,7 +168,7 @@ func TestDecodedBudgetsApply(t *testing.T) {
 const math_MaxInt = int(^uint(0) >> 1)
 
 func TestRoundTrip(t *testing.T) {
-	for _, name := range []string{"testdata/nodepools.yaml", "testdata/ec2nodeclasses.yaml"} {
+	for _, name := range []string{"testdata/nodepools.yaml"} {
 		m, err := DecodeManifests(mustReadFile(t, name))
 		if err != nil {
 			t.Fatalf("DecodeManifests(%s): %v", name, err)
@@ -408,11 +408,6 @@ func TestDecodeManifestsErrors(t *testing.T) {
 			[]string{`NodePool "p" (document 1): spec.weight=-1`, `NodePool "p" (document 2): spec.weight=1000`}},
 		{"list item", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: x}}\n",
 			[]string{`Pod "x" (items[0]): kind=Pod`}},
-		{"ec2nodeclass", "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: c}\nspec:\n" +
-			"  amiSelectorTerms: [{alias: al2023}]\n  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n" +
-			"  role: r\n  instanceProfile: p\n  metadataOptions: {httpTokens: maybe, httpPutResponseHopLimit: 65}\n",
-			[]string{`EC2NodeClass "c": spec.metadataOptions.httpPutResponseHopLimit=65`, `EC2NodeClass "c": spec=`,
-				`EC2NodeClass "c": spec.amiSelectorTerms[0].alias=al2023`, `EC2NodeClass "c": spec.metadataOptions.httpTokens=maybe`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -324,3 +324,12 @@ func formatDuration(d time.Duration) string {
 	}
 	return b.String()
 }
+
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -14,9 +14,9 @@
 //     capacity type or type, and explicit prices for Savings Plans, Reserved Instances or
 //     negotiated rates — over any other Source. Give the solver this one.
 //
-// A node costs more than its instance: EBSPrices.VolumeCost prices the volumes an EC2NodeClass
-// attaches to every node (per GB-month over 730 hours), the per-pool part of the solver's
-// scheduling.NodeCost.
+// A node costs more than its instance: EBSPrices.VolumeCost prices an EBS volume (per GB-month
+// over 730 hours); cloudprovider/ec2's NodeClass.VolumeCost adds up those an EC2NodeClass
+// attaches to every node, the per-pool part of the solver's scheduling.NodeCost.
 //
 // Apply copies instance types with their offerings priced from a Source; an offering nothing
 // prices becomes unavailable. Unpriced means unavailable, never free: no Source reports a zero

@@ -3,15 +3,11 @@ package pricing
 import (
 	"fmt"
 
-	"github.com/nodeplan/nodeplan"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // HoursPerMonth is how AWS turns a monthly price into an hourly one (365 × 24 / 12).
 const HoursPerMonth = 730
-
-// defaultRootGiB is the root volume a node gets when its node class maps none, or maps one
-// without a size: the AMI family's default (20Gi for AL2023).
-const defaultRootGiB = 20
 
 // EBSPrices are EBS list prices per month, in the currency of the instance prices they are
 // added to. The zero value means [USEast1EBS].
@@ -34,52 +30,41 @@ var USEast1EBS = EBSPrices{
 	ProvisionedIOPSMonth: 0.065,
 }
 
-// VolumeCost returns what the EBS volumes a node class attaches to every node cost per hour:
-// each volume's monthly price over [HoursPerMonth]. A class with no mappings, or a volume with
-// no size, counts the AMI family's 20Gi default; an empty type is gp3. Mappings without EBS
-// (the AMI's own devices) cost nothing here. It is the per-pool part of
-// scheduling.NodeCost for the pools that use the class.
+// EBSVolume is one EBS volume to price.
+type EBSVolume struct {
+	// Size is the volume's size, counted in GiB.
+	Size resource.Quantity
+	// Type is gp3, gp2, io1, io2, st1, sc1 or standard; empty means gp3.
+	Type string
+	// IOPS and Throughput (MiB/s) are what the volume provisions; gp3 pays for what is above
+	// its 3,000 IOPS and 125 MiB/s baseline, io1 and io2 for every IOPS.
+	IOPS, Throughput int64
+}
+
+// VolumeCost returns what v costs per hour: its monthly price over [HoursPerMonth]. A node's
+// volumes, defaults filled in (which a node class decides: cloudprovider/ec2's
+// NodeClass.VolumeCost), are the per-pool part of scheduling.NodeCost for the pools that use
+// them.
 //
-// It returns an error naming the mapping for a volume type prices has no price for.
-func (prices EBSPrices) VolumeCost(nc nodeplan.EC2NodeClass) (float64, error) {
+// It returns an error naming the type when prices has no price for it.
+func (prices EBSPrices) VolumeCost(v EBSVolume) (float64, error) {
 	if prices.PerGiBMonth == nil {
 		prices = USEast1EBS
 	}
-	monthly := func(gib float64, typ string, iops, throughput int64) (float64, error) {
-		if typ == "" {
-			typ = "gp3"
-		}
-		per, ok := prices.PerGiBMonth[typ]
-		if !ok {
-			return 0, fmt.Errorf("no EBS price for volume type %q", typ)
-		}
-		m := gib * per
-		switch typ {
-		case "gp3":
-			m += float64(max(iops-3000, 0))*prices.GP3IOPSMonth + float64(max(throughput-125, 0))*prices.GP3ThroughputMonth
-		case "io1", "io2":
-			m += float64(iops) * prices.ProvisionedIOPSMonth
-		}
-		return m, nil
+	typ := v.Type
+	if typ == "" {
+		typ = "gp3"
 	}
-	if len(nc.BlockDeviceMappings) == 0 {
-		m, err := monthly(defaultRootGiB, "gp3", 0, 0)
-		return m / HoursPerMonth, err
+	per, ok := prices.PerGiBMonth[typ]
+	if !ok {
+		return 0, fmt.Errorf("pricing: no EBS price for volume type %q", typ)
 	}
-	total := 0.0
-	for i, bdm := range nc.BlockDeviceMappings {
-		if bdm.EBS == nil {
-			continue
-		}
-		gib := float64(bdm.EBS.VolumeSize.Value()) / (1 << 30)
-		if gib <= 0 {
-			gib = defaultRootGiB
-		}
-		m, err := monthly(gib, bdm.EBS.VolumeType, bdm.EBS.IOPS, bdm.EBS.Throughput)
-		if err != nil {
-			return 0, fmt.Errorf("pricing: EC2NodeClass %s blockDeviceMappings[%d] (%s): %w", nc.Name, i, bdm.DeviceName, err)
-		}
-		total += m
+	m := float64(v.Size.Value()) / (1 << 30) * per
+	switch typ {
+	case "gp3":
+		m += float64(max(v.IOPS-3000, 0))*prices.GP3IOPSMonth + float64(max(v.Throughput-125, 0))*prices.GP3ThroughputMonth
+	case "io1", "io2":
+		m += float64(v.IOPS) * prices.ProvisionedIOPSMonth
 	}
-	return total / HoursPerMonth, nil
+	return m / HoursPerMonth, nil
 }

@@ -7,37 +7,32 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/pricing"
 )
 
 func TestVolumeCost(t *testing.T) {
-	ebs := func(size, typ string, iops, throughput int64) nodeplan.BlockDeviceMapping {
-		return nodeplan.BlockDeviceMapping{DeviceName: "/dev/xvda", RootVolume: true,
-			EBS: &nodeplan.BlockDevice{VolumeSize: resource.MustParse(size), VolumeType: typ, IOPS: iops, Throughput: throughput}}
-	}
 	for _, tc := range []struct {
 		name string
-		bdms []nodeplan.BlockDeviceMapping
+		v    pricing.EBSVolume
 		want float64 // $/h
 	}{
-		{"no mappings: the 20Gi gp3 default", nil, 20 * 0.08 / 730},
-		{"100Gi gp3", []nodeplan.BlockDeviceMapping{ebs("100Gi", "gp3", 0, 0)}, 100 * 0.08 / 730},
-		{"empty type is gp3", []nodeplan.BlockDeviceMapping{ebs("50Gi", "", 0, 0)}, 50 * 0.08 / 730},
-		{"gp3 with 6000 IOPS and 250 MiB/s", []nodeplan.BlockDeviceMapping{ebs("100Gi", "gp3", 6000, 250)}, (100*0.08 + 3000*0.005 + 125*0.04) / 730},
-		{"io2 with 1000 IOPS", []nodeplan.BlockDeviceMapping{ebs("200Gi", "io2", 1000, 0)}, (200*0.125 + 1000*0.065) / 730},
-		{"two volumes", []nodeplan.BlockDeviceMapping{ebs("20Gi", "gp3", 0, 0), ebs("500Gi", "st1", 0, 0)}, (20*0.08 + 500*0.045) / 730},
-		{"no EBS: the AMI's device", []nodeplan.BlockDeviceMapping{{DeviceName: "/dev/sdb"}}, 0},
+		{"100Gi gp3", pricing.EBSVolume{Size: resource.MustParse("100Gi"), Type: "gp3"}, 100 * 0.08 / 730},
+		{"empty type is gp3", pricing.EBSVolume{Size: resource.MustParse("50Gi")}, 50 * 0.08 / 730},
+		{"gp3 with 6000 IOPS and 250 MiB/s", pricing.EBSVolume{Size: resource.MustParse("100Gi"), Type: "gp3", IOPS: 6000, Throughput: 250},
+			(100*0.08 + 3000*0.005 + 125*0.04) / 730},
+		{"gp3 at its baseline pays no IOPS", pricing.EBSVolume{Size: resource.MustParse("100Gi"), Type: "gp3", IOPS: 3000, Throughput: 125}, 100 * 0.08 / 730},
+		{"io2 with 1000 IOPS", pricing.EBSVolume{Size: resource.MustParse("200Gi"), Type: "io2", IOPS: 1000}, (200*0.125 + 1000*0.065) / 730},
+		{"st1", pricing.EBSVolume{Size: resource.MustParse("500Gi"), Type: "st1"}, 500 * 0.045 / 730},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := pricing.EBSPrices{}.VolumeCost(nodeplan.EC2NodeClass{Name: "default", BlockDeviceMappings: tc.bdms})
+			got, err := pricing.EBSPrices{}.VolumeCost(tc.v)
 			if err != nil || math.Abs(got-tc.want) > 1e-12 {
-				t.Errorf("VolumeCost() = %v, %v; want %v, nil", got, err, tc.want)
+				t.Errorf("VolumeCost(%+v) = %v, %v; want %v, nil", tc.v, got, err, tc.want)
 			}
 		})
 	}
-	_, err := pricing.USEast1EBS.VolumeCost(nodeplan.EC2NodeClass{Name: "fast", BlockDeviceMappings: []nodeplan.BlockDeviceMapping{ebs("10Gi", "io9", 0, 0)}})
-	if err == nil || !strings.Contains(err.Error(), `EC2NodeClass fast blockDeviceMappings[0] (/dev/xvda): no EBS price for volume type "io9"`) {
-		t.Errorf("VolumeCost(io9) error = %v, want one naming the class, the mapping and the type", err)
+	_, err := pricing.USEast1EBS.VolumeCost(pricing.EBSVolume{Size: resource.MustParse("10Gi"), Type: "io9"})
+	if err == nil || !strings.Contains(err.Error(), `pricing: no EBS price for volume type "io9"`) {
+		t.Errorf("VolumeCost(io9) error = %v, want one naming the type", err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // NodeCost is what a node costs beyond its instance's price, in the same unit as offering
-// prices ($/h): its root volume (pricing.EBSPrices.VolumeCost prices a node class's), a public
+// prices ($/h): its root volume (ec2.NodeClass.VolumeCost prices an EC2NodeClass's), a public
 // IPv4 address, per-host licences such as monitoring agents, the load every node adds to the
 // control plane. With it the solver weighs one large node against several small ones at what
 // they really cost.

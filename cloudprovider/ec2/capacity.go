@@ -31,7 +31,7 @@ const DefaultVMMemoryOverhead = 0.075
 // is Karpenter's documented default: AL2023, ENI-limited pods, no reserved ENIs, 7.5% VM memory
 // overhead, default kube-reserved and eviction thresholds, a 20Gi root volume.
 type CapacityOptions struct {
-	// Family is the AMI family, as in nodeplan.AMIFamily (AL2023 if empty). AL2 and AL2023 compute kube-reserved memory
+	// Family is the AMI family, as in AMIFamily (AL2023 if empty). AL2 and AL2023 compute kube-reserved memory
 	// from the ENI-limited pod count even when MaxPods is set, as the EKS AMIs do; other
 	// families use the real pod count.
 	Family string

@@ -59,7 +59,7 @@ func (p *Provider) loadCatalog(ctx context.Context) (*catalog, error) {
 }
 
 // capacityOptions derives the capacity model's settings from a node class.
-func (p *Provider) capacityOptions(nc *nodeplan.EC2NodeClass) CapacityOptions {
+func (p *Provider) capacityOptions(nc *NodeClass) CapacityOptions {
 	return CapacityOptionsFor(nc, p.opts.VMMemoryOverhead)
 }
 
@@ -69,7 +69,7 @@ func (p *Provider) capacityOptions(nc *nodeplan.EC2NodeClass) CapacityOptions {
 // vmMemoryOverhead is as in [CapacityOptions].VMMemoryOverhead (0: the default). With
 // [NewInstanceType] it describes an instance type exactly as [Provider.InstanceTypes] would for
 // the class, without calling EC2.
-func CapacityOptionsFor(nc *nodeplan.EC2NodeClass, vmMemoryOverhead float64) CapacityOptions {
+func CapacityOptionsFor(nc *NodeClass, vmMemoryOverhead float64) CapacityOptions {
 	o := CapacityOptions{
 		Family:             string(nc.ResolvedAMIFamily()),
 		MaxPods:            nc.Kubelet.MaxPods,
@@ -78,7 +78,7 @@ func CapacityOptionsFor(nc *nodeplan.EC2NodeClass, vmMemoryOverhead float64) Cap
 		KubeReserved:       nc.Kubelet.KubeReserved,
 		SystemReserved:     nc.Kubelet.SystemReserved,
 		EvictionHard:       nc.Kubelet.EvictionHard,
-		InstanceStoreRAID0: nc.InstanceStorePolicy == nodeplan.InstanceStoreRAID0,
+		InstanceStoreRAID0: nc.InstanceStorePolicy == InstanceStoreRAID0,
 	}
 	for _, b := range nc.BlockDeviceMappings {
 		if b.RootVolume && b.EBS != nil {

@@ -8,7 +8,11 @@
 // addresses set the node class's kubelet maxPods, and clusters that measured their VM memory
 // overhead set [Options].VMMemoryOverhead (Karpenter's 7.5% over-estimates large instances).
 //
-// A [Provider] resolves an EC2NodeClass (subnets, security groups, AMIs by alias through SSM, by
+// [NodeClass] is Karpenter's EC2NodeClass, with its validation and its manifest codec: the
+// package registers the kind with nodeplan's manifest stream at init, so
+// [nodeplan.DecodeManifests] reads EC2NodeClasses in any program that imports it.
+//
+// A [Provider] resolves a NodeClass (subnets, security groups, AMIs by alias through SSM, by
 // id, name or tags), renders userData (AL2023 nodeadm, Bottlerocket TOML, a kubeadm join for
 // Custom images when [Cluster].Kubeadm is set, or the class's own), keeps launch templates
 // named by a hash of their content, and launches each NodeClaim with one instant CreateFleet.

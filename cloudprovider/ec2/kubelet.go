@@ -44,7 +44,7 @@ const (
 // model subtracted (a percentage such as "10%" becomes the amount it is of the modelled
 // capacity), so the kubelet cannot round them differently; every other signal is written as
 // the class gives it.
-func kubeletFor(it *nodeplan.InstanceType, nc *nodeplan.EC2NodeClass, clusterDNS string) nodeKubelet {
+func kubeletFor(it *nodeplan.InstanceType, nc *NodeClass, clusterDNS string) nodeKubelet {
 	k := nc.Kubelet
 	out := nodeKubelet{
 		PodsPerCore:               k.PodsPerCore,

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2/ec2test"
 	corev1 "k8s.io/api/core/v1"
@@ -242,9 +241,9 @@ func kubeadmKubelet(t *testing.T, ud string) kubeletRead {
 	return decodeKubelet(t, m)
 }
 
-func fullKubelet() nodeplan.KubeletConfiguration {
+func fullKubelet() ec2.KubeletConfiguration {
 	f := false
-	return nodeplan.KubeletConfiguration{
+	return ec2.KubeletConfiguration{
 		ClusterDNS:     []string{"10.100.0.53"},
 		PodsPerCore:    10,
 		KubeReserved:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("150m")},
@@ -289,11 +288,11 @@ enabled = true
 `
 	tests := []struct {
 		name    string
-		class   func(*nodeplan.EC2NodeClass)
+		class   func(*ec2.NodeClass)
 		kubeadm *ec2.KubeadmJoin
 		read    func(t *testing.T, ud string) kubeletRead
 	}{
-		{"AL2023", func(c *nodeplan.EC2NodeClass) { c.UserData = classNodeConfig }, nil, func(t *testing.T, ud string) kubeletRead {
+		{"AL2023", func(c *ec2.NodeClass) { c.UserData = classNodeConfig }, nil, func(t *testing.T, ud string) kubeletRead {
 			k, types := nodeadmKubelet(t, ud)
 			if diff := cmp.Diff([]string{"application/node.eks.aws", "application/node.eks.aws"}, types); diff != "" {
 				t.Errorf("part content types (-want +got):\n%s", diff)
@@ -303,8 +302,8 @@ enabled = true
 			}
 			return k
 		}},
-		{"Bottlerocket", func(c *nodeplan.EC2NodeClass) {
-			c.AMISelectorTerms = []nodeplan.AMISelectorTerm{{Alias: "bottlerocket@latest"}}
+		{"Bottlerocket", func(c *ec2.NodeClass) {
+			c.AMISelectorTerms = []ec2.AMISelectorTerm{{Alias: "bottlerocket@latest"}}
 			c.UserData = classTOML
 		}, nil, func(t *testing.T, ud string) kubeletRead {
 			k, tables := bottlerocketKubelet(t, ud)
@@ -320,9 +319,9 @@ enabled = true
 			}
 			return k
 		}},
-		{"kubeadm", func(c *nodeplan.EC2NodeClass) {
-			c.AMIFamily = nodeplan.AMIFamilyCustom
-			c.AMISelectorTerms = []nodeplan.AMISelectorTerm{{Tags: discovery()}}
+		{"kubeadm", func(c *ec2.NodeClass) {
+			c.AMIFamily = ec2.AMIFamilyCustom
+			c.AMISelectorTerms = []ec2.AMISelectorTerm{{Tags: discovery()}}
 		}, &ec2.KubeadmJoin{Token: "abcdef.0123456789abcdef", CACertHashes: []string{"sha256:00ff"}}, kubeadmKubelet},
 	}
 	for _, tt := range tests {
@@ -400,8 +399,8 @@ func TestKubeadmJoinPerLaunchTokenAndProviderID(t *testing.T) {
 	f := newFixture(t, nil, func(o *ec2.Options) {
 		o.Cluster.Kubeadm = &ec2.KubeadmJoin{CACertHashes: []string{"sha256:00ff"}} // no token given at start-up
 	})
-	f.class.AMIFamily = nodeplan.AMIFamilyCustom
-	f.class.AMISelectorTerms = []nodeplan.AMISelectorTerm{{Tags: discovery()}}
+	f.class.AMIFamily = ec2.AMIFamilyCustom
+	f.class.AMISelectorTerms = []ec2.AMISelectorTerm{{Tags: discovery()}}
 	ctx := context.Background()
 	if _, err := f.p.Create(ctx, claim("no-token", []string{"m5.large"})); err == nil || !strings.Contains(err.Error(), "BootstrapToken") {
 		t.Errorf("Create() without a token = %v, want an error naming NodeClaim.BootstrapToken", err)

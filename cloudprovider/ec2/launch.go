@@ -268,7 +268,7 @@ func (p *Provider) launch(ctx context.Context, claim *nodeplan.NodeClaim, rc *re
 	}
 	in.ClientToken = aws.String(clientToken(claim.Name, attempt, in))
 
-	if claim.BootstrapToken != "" && nc.ResolvedAMIFamily() == nodeplan.AMIFamilyCustom && p.opts.Cluster.Kubeadm != nil {
+	if claim.BootstrapToken != "" && nc.ResolvedAMIFamily() == AMIFamilyCustom && p.opts.Cluster.Kubeadm != nil {
 		// The templates hold this launch's token: no other launch can use them.
 		defer p.deleteTemplates(ctx, sortedKeys(byTemplate))
 	}
@@ -466,7 +466,7 @@ func (p *Provider) templateData(rc *resolvedClass, imageID, userData string) *ec
 	blocks := nc.BlockDeviceMappings
 	if len(blocks) == 0 {
 		dev := "/dev/xvda"
-		if nc.ResolvedAMIFamily() == nodeplan.AMIFamilyBottlerocket {
+		if nc.ResolvedAMIFamily() == AMIFamilyBottlerocket {
 			dev = "/dev/xvdb"
 		}
 		d.BlockDeviceMappings = []ec2types.LaunchTemplateBlockDeviceMappingRequest{{DeviceName: aws.String(dev),

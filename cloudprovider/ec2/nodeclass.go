@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,13 +15,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
 )
 
 // resolvedClass is a node class with its selectors resolved against EC2.
 type resolvedClass struct {
-	class   *nodeplan.EC2NodeClass
+	class   *NodeClass
 	subnets []subnet          // every selected subnet, by id
 	byZone  map[string]subnet // the one with most free addresses per zone
 	groups  []string          // security-group ids, sorted
@@ -118,16 +116,7 @@ func tagFilters(tags map[string]string) []ec2types.Filter {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func (p *Provider) resolveSubnets(ctx context.Context, nc *nodeplan.EC2NodeClass) ([]subnet, error) {
+func (p *Provider) resolveSubnets(ctx context.Context, nc *NodeClass) ([]subnet, error) {
 	seen := map[string]subnet{}
 	for _, term := range nc.SubnetSelectorTerms {
 		in := &ec2.DescribeSubnetsInput{Filters: tagFilters(term.Tags)}
@@ -153,7 +142,7 @@ func (p *Provider) resolveSubnets(ctx context.Context, nc *nodeplan.EC2NodeClass
 	return out, nil
 }
 
-func (p *Provider) resolveSecurityGroups(ctx context.Context, nc *nodeplan.EC2NodeClass) ([]string, error) {
+func (p *Provider) resolveSecurityGroups(ctx context.Context, nc *NodeClass) ([]string, error) {
 	seen := map[string]bool{}
 	for _, term := range nc.SecurityGroupSelectorTerms {
 		in := &ec2.DescribeSecurityGroupsInput{Filters: tagFilters(term.Tags)}
@@ -179,7 +168,7 @@ func (p *Provider) resolveSecurityGroups(ctx context.Context, nc *nodeplan.EC2No
 
 // aliasParameters returns the SSM parameters naming the images of an alias, by EC2 arch.
 func (p *Provider) aliasParameters(alias string) (map[string]string, error) {
-	family, version, err := nodeplan.ParseAMIAlias(alias)
+	family, version, err := ParseAMIAlias(alias)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +178,7 @@ func (p *Provider) aliasParameters(alias string) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	switch family {
-	case nodeplan.AMIFamilyAL2023:
+	case AMIFamilyAL2023:
 		for _, arch := range []string{"x86_64", "arm64"} {
 			rel := "recommended"
 			if version != "latest" {
@@ -197,7 +186,7 @@ func (p *Provider) aliasParameters(alias string) (map[string]string, error) {
 			}
 			out[arch] = fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/standard/%s/image_id", k8s, arch, rel)
 		}
-	case nodeplan.AMIFamilyBottlerocket:
+	case AMIFamilyBottlerocket:
 		v := version
 		if v != "latest" {
 			v = strings.TrimPrefix(v, "v")
@@ -225,7 +214,7 @@ func (p *Provider) ssmParameter(ctx context.Context, name string) (string, error
 	return aws.ToString(out.Parameter.Value), nil
 }
 
-func (p *Provider) resolveImages(ctx context.Context, nc *nodeplan.EC2NodeClass) (map[string]image, error) {
+func (p *Provider) resolveImages(ctx context.Context, nc *NodeClass) (map[string]image, error) {
 	var found []ec2types.Image
 	describe := func(in *ec2.DescribeImagesInput) error {
 		pages := ec2.NewDescribeImagesPaginator(p.opts.EC2, in)
@@ -297,14 +286,14 @@ func (p *Provider) resolveImages(ctx context.Context, nc *nodeplan.EC2NodeClass)
 // classHash hashes what of a class changes a launched instance beyond its image, subnets and
 // security groups (those drift separately): userData, disks, metadata, tags, kubelet,
 // instance profile.
-func classHash(nc *nodeplan.EC2NodeClass) string {
+func classHash(nc *NodeClass) string {
 	b, _ := json.Marshal(struct {
-		Family     nodeplan.AMIFamily
+		Family     AMIFamily
 		Role, IP   string
-		Kubelet    nodeplan.KubeletConfiguration
-		Blocks     []nodeplan.BlockDeviceMapping
-		Store      nodeplan.InstanceStorePolicy
-		Metadata   nodeplan.MetadataOptions
+		Kubelet    KubeletConfiguration
+		Blocks     []BlockDeviceMapping
+		Store      InstanceStorePolicy
+		Metadata   MetadataOptions
 		UserData   string
 		Tags       map[string]string
 		PublicIP   *bool

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
 )
 
@@ -89,7 +88,7 @@ type Options struct {
 	Prices Prices
 	// NodeClass looks up an EC2NodeClass by name. It is called on every Create, InstanceTypes
 	// and IsDrifted and must be safe for concurrent use.
-	NodeClass func(name string) (*nodeplan.EC2NodeClass, bool)
+	NodeClass func(name string) (*NodeClass, bool)
 	// VMMemoryOverhead overrides DefaultVMMemoryOverhead (negative: none).
 	VMMemoryOverhead float64
 	// UnavailableFor is how long an offering that failed with a capacity error is avoided;
@@ -147,12 +146,12 @@ func (o *Options) Validate() error {
 }
 
 // StaticNodeClasses returns a NodeClass lookup over a fixed set of classes.
-func StaticNodeClasses(classes ...*nodeplan.EC2NodeClass) func(string) (*nodeplan.EC2NodeClass, bool) {
-	m := map[string]*nodeplan.EC2NodeClass{}
+func StaticNodeClasses(classes ...*NodeClass) func(string) (*NodeClass, bool) {
+	m := map[string]*NodeClass{}
 	for _, c := range classes {
 		m[c.Name] = c
 	}
-	return func(name string) (*nodeplan.EC2NodeClass, bool) { c, ok := m[name]; return c, ok }
+	return func(name string) (*NodeClass, bool) { c, ok := m[name]; return c, ok }
 }
 
 // Provider is the EC2 [cloudprovider.Provider]. Create it with New; it is safe for concurrent

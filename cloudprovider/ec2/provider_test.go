@@ -34,7 +34,7 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now =
 type fixture struct {
 	srv   *ec2test.Server
 	p     *ec2.Provider
-	class *nodeplan.EC2NodeClass
+	class *ec2.NodeClass
 	clock *clock
 }
 
@@ -52,11 +52,11 @@ func newFixture(t testing.TB, srvOpts []ec2test.Option, mutate func(*ec2.Options
 		t.Fatal(err)
 	}
 	f := &fixture{srv: srv, clock: &clock{now: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)}}
-	f.class = &nodeplan.EC2NodeClass{
+	f.class = &ec2.NodeClass{
 		Name:                       "default",
-		AMISelectorTerms:           []nodeplan.AMISelectorTerm{{Alias: "al2023@latest"}},
-		SubnetSelectorTerms:        []nodeplan.SubnetSelectorTerm{{Tags: discovery()}},
-		SecurityGroupSelectorTerms: []nodeplan.SecurityGroupSelectorTerm{{Tags: discovery()}},
+		AMISelectorTerms:           []ec2.AMISelectorTerm{{Alias: "al2023@latest"}},
+		SubnetSelectorTerms:        []ec2.SubnetSelectorTerm{{Tags: discovery()}},
+		SecurityGroupSelectorTerms: []ec2.SecurityGroupSelectorTerm{{Tags: discovery()}},
 		Role:                       "KarpenterNodeRole",
 		Tags:                       map[string]string{"team": "platform"},
 	}
@@ -67,7 +67,7 @@ func newFixture(t testing.TB, srvOpts []ec2test.Option, mutate func(*ec2.Options
 		Region: "us-east-1",
 		EC2:    awsec2.NewFromConfig(cfg), SSM: ssm.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg), QueueURL: queueURL,
 		Prices: prices,
-		NodeClass: func(name string) (*nodeplan.EC2NodeClass, bool) {
+		NodeClass: func(name string) (*ec2.NodeClass, bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			if name != f.class.Name {
@@ -540,27 +540,27 @@ func TestConcurrentGetsAreBatched(t *testing.T) {
 func TestUserDataFamilies(t *testing.T) {
 	tests := []struct {
 		name    string
-		class   func(*nodeplan.EC2NodeClass)
+		class   func(*ec2.NodeClass)
 		kubeadm *ec2.KubeadmJoin
 		want    []string
 	}{
-		{"bottlerocket", func(c *nodeplan.EC2NodeClass) {
-			c.AMISelectorTerms = []nodeplan.AMISelectorTerm{{Alias: "bottlerocket@latest"}}
+		{"bottlerocket", func(c *ec2.NodeClass) {
+			c.AMISelectorTerms = []ec2.AMISelectorTerm{{Alias: "bottlerocket@latest"}}
 			c.Kubelet.MaxPods = 110
 		}, nil, []string{"[settings.kubernetes]", `api-server = "https://api.test:6443"`, `cluster-name = "test"`, "max-pods = 110",
 			`team = "web"`, `dedicated = ["web:NoSchedule"]`, `cluster-dns-ip = "10.100.0.10"`}},
-		{"kubeadm", func(c *nodeplan.EC2NodeClass) {
-			c.AMIFamily = nodeplan.AMIFamilyCustom
-			c.AMISelectorTerms = []nodeplan.AMISelectorTerm{{Tags: discovery()}}
+		{"kubeadm", func(c *ec2.NodeClass) {
+			c.AMIFamily = ec2.AMIFamilyCustom
+			c.AMISelectorTerms = []ec2.AMISelectorTerm{{Tags: discovery()}}
 			c.Kubelet.MaxPods = 110
 			c.UserData = "echo prepare"
 		}, &ec2.KubeadmJoin{Token: "abcdef.0123456789abcdef", CACertHashes: []string{"sha256:00ff"}},
 			[]string{"kind: JoinConfiguration", `apiServerEndpoint: "api.test:6443"`, `token: "abcdef.0123456789abcdef"`, `- "sha256:00ff"`,
 				`key: "dedicated"`, `value: "web"`, `effect: "NoSchedule"`, `value: "karpenter.k8s.aws/ec2nodeclass=default,karpenter.sh/nodepool=default,team=web,topology.k8s.aws/zone-id=@ZONE_ID@"`,
 				`maxPods: 110`, "name: provider-id", "echo prepare", "kubeadm join --config"}},
-		{"custom verbatim", func(c *nodeplan.EC2NodeClass) {
-			c.AMIFamily = nodeplan.AMIFamilyCustom
-			c.AMISelectorTerms = []nodeplan.AMISelectorTerm{{ID: "ami-al2023x86"}}
+		{"custom verbatim", func(c *ec2.NodeClass) {
+			c.AMIFamily = ec2.AMIFamilyCustom
+			c.AMISelectorTerms = []ec2.AMISelectorTerm{{ID: "ami-al2023x86"}}
 			c.UserData = "#!/bin/bash\necho mine"
 		}, nil, []string{"#!/bin/bash\necho mine"}},
 	}

@@ -149,7 +149,7 @@ var kubeadmFuncs = template.FuncMap{
 
 // userDataInput is what goes into a node's userData besides the cluster.
 type userDataInput struct {
-	family    nodeplan.AMIFamily
+	family    AMIFamily
 	classData string
 	labels    map[string]string
 	taints    []corev1.Taint
@@ -203,15 +203,15 @@ func (p *Provider) renderUserData(u userDataInput) (string, error) {
 	var raw string
 	var err error
 	switch {
-	case u.family == nodeplan.AMIFamilyBottlerocket:
+	case u.family == AMIFamilyBottlerocket:
 		raw, err = p.bottlerocketUserData(u)
-	case u.family == nodeplan.AMIFamilyCustom && p.opts.Cluster.Kubeadm != nil:
+	case u.family == AMIFamilyCustom && p.opts.Cluster.Kubeadm != nil:
 		raw, err = p.kubeadmUserData(u)
-	case u.family == nodeplan.AMIFamilyCustom:
+	case u.family == AMIFamilyCustom:
 		raw = u.classData
-	case u.family == nodeplan.AMIFamilyAL2023 || u.family == "":
+	case u.family == AMIFamilyAL2023 || u.family == "":
 		raw, err = p.nodeadmUserData(u)
-	case u.family == nodeplan.AMIFamilyAL2:
+	case u.family == AMIFamilyAL2:
 		return "", errAL2
 	default:
 		return "", fmt.Errorf("ec2: AMI family %s is not supported by nodeplan (use AL2023, Bottlerocket or Custom)", u.family)

@@ -80,8 +80,8 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		if err != nil {
 			return nil, err
 		}
-		byName := map[string]*nodeplan.EC2NodeClass{}
-		ec2Classes := nodeplan.EC2NodeClasses(m)
+		byName := map[string]*ec2.NodeClass{}
+		ec2Classes := ec2.NodeClasses(m)
 		for i := range ec2Classes {
 			byName[ec2Classes[i].Name] = &ec2Classes[i]
 		}

@@ -67,7 +67,7 @@ type world struct {
 	ns string
 	// foreign names the NodeClaims the test made as another autoscaler would have.
 	foreign map[string]bool
-	classes atomic.Pointer[map[string]*nodeplan.EC2NodeClass]
+	classes atomic.Pointer[map[string]*ec2.NodeClass]
 }
 
 // The EC2 cluster of the worlds, and the tag value the inflate lab's EC2NodeClass selects its
@@ -113,7 +113,7 @@ func newWorld(t *testing.T, installation, namespace string) *world {
 		Region: "us-east-1",
 		EC2:    awsec2.NewFromConfig(awsCfg), SSM: ssm.NewFromConfig(awsCfg),
 		Prices: prices,
-		NodeClass: func(name string) (*nodeplan.EC2NodeClass, bool) {
+		NodeClass: func(name string) (*ec2.NodeClass, bool) {
 			m := w.classes.Load()
 			if m == nil {
 				return nil, false
@@ -209,7 +209,7 @@ func (w *world) controller(name string, adopt bool) func() {
 func (w *world) controllerWith(name string, configure func(*controller.Controller)) func() {
 	log := slog.New(slog.NewTextHandler(w.logs, nil)).With("replica", name)
 	pools := &controller.ClusterNodePools{Dynamic: w.dyn, Logger: log, Recorder: w.recorder,
-		OnClasses: func(m map[string]*nodeplan.EC2NodeClass) { w.classes.Store(&m) }}
+		OnClasses: func(m map[string]*ec2.NodeClass) { w.classes.Store(&m) }}
 	c := &controller.Controller{
 		Client: w.client, Dynamic: w.dyn, Provider: w.provider, NodePools: pools, Solve: scheduling.Solve,
 		Installation: w.installation, Logger: log, Recorder: w.recorder,

@@ -65,7 +65,7 @@ type catalogInput struct {
 	flags   catalogFlags
 	nodes   []clusterNode
 	pools   []nodeplan.NodePool
-	classes []nodeplan.EC2NodeClass
+	classes []ec2.NodeClass
 	// connect loads the AWS configuration; nil means the SDK's default chain.
 	connect func(ctx context.Context, region string) (aws.Config, error)
 }
@@ -132,7 +132,7 @@ func buildCatalog(ctx context.Context, in catalogInput) (*builtCatalog, error) {
 	}
 	b.types = priced(infos, offered, ec2.CapacityOptions{}, prices)
 	b.perPool = map[string][]nodeplan.InstanceType{}
-	classes := map[string]*nodeplan.EC2NodeClass{}
+	classes := map[string]*ec2.NodeClass{}
 	for i := range in.classes {
 		classes[in.classes[i].Name] = &in.classes[i]
 	}
@@ -142,7 +142,7 @@ func buildCatalog(ctx context.Context, in catalogInput) (*builtCatalog, error) {
 			continue
 		}
 		opts := ec2.CapacityOptionsFor(nc, 0)
-		if !capacityOptionsEqual(opts, ec2.CapacityOptions{Family: opts.Family}) || opts.Family != "" && opts.Family != string(nodeplan.AMIFamilyAL2023) {
+		if !capacityOptionsEqual(opts, ec2.CapacityOptions{Family: opts.Family}) || opts.Family != "" && opts.Family != string(ec2.AMIFamilyAL2023) {
 			b.perPool[p.Name] = priced(infos, offered, opts, prices)
 		}
 	}

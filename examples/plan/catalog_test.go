@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2/ec2test"
 )
 
@@ -68,7 +69,7 @@ func TestOfflineCatalogInAPricedRegionHasNoWarning(t *testing.T) {
 }
 
 func TestCatalogFollowsTheNodePoolsNodeClass(t *testing.T) {
-	classes, err := nodeplan.DecodeEC2NodeClasses([]byte(`apiVersion: karpenter.k8s.aws/v1
+	classes, err := ec2.DecodeNodeClasses([]byte(`apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata: {name: small-pods}
 spec:

@@ -57,7 +57,7 @@
 //
 // A node costs more than its instance: the EBS volumes of its pool's EC2NodeClass
 // (--ec2nodeclasses, or the cluster's; spec.blockDeviceMappings, 20Gi gp3 when there are none)
-// are priced at us-east-1 list prices (pricing.EBSPrices.VolumeCost; a 20Gi gp3 root is about
+// are priced at us-east-1 list prices (ec2.NodeClass.VolumeCost; a 20Gi gp3 root is about
 // $0.0022/h), with a NOTE listing each pool's figure, or a NOTE naming the pools whose class
 // was not given and whose volumes are therefore not priced. --node-cost adds, in $/h, what
 // else every node brings (a public IPv4 address $0.005, a $20/month monitoring agent $0.027).

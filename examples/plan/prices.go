@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/examples/plan/internal/load"
 	"github.com/nodeplan/nodeplan/pricing"
 	"github.com/nodeplan/nodeplan/scheduling"
@@ -71,7 +72,7 @@ func applyPrices(snap *snapshot, p priceFlags) error {
 // pool whose class is not in the snapshot is not priced, with a notice; a volume type without
 // a price is an error naming the class and the mapping, never a free volume.
 func priceVolumes(snap *snapshot) error {
-	classes := map[string]*nodeplan.EC2NodeClass{}
+	classes := map[string]*ec2.NodeClass{}
 	for i := range snap.classes {
 		classes[snap.classes[i].Name] = &snap.classes[i]
 	}
@@ -83,7 +84,7 @@ func priceVolumes(snap *snapshot) error {
 			unknown = append(unknown, p.Name)
 			continue
 		}
-		cost, err := pricing.USEast1EBS.VolumeCost(*class)
+		cost, err := class.VolumeCost(pricing.USEast1EBS)
 		if err != nil {
 			return badInput{fmt.Errorf("NodePool %s: %w", p.Name, err)}
 		}

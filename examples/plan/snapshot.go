@@ -11,6 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/examples/plan/internal/load"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
@@ -27,7 +28,7 @@ type snapshot struct {
 	pending  []*corev1.Pod // not bound to a node, sorted by key
 	nodes    []clusterNode // by name
 	pools    []nodeplan.NodePool
-	classes  []nodeplan.EC2NodeClass
+	classes  []ec2.NodeClass
 	overlays []nodeplan.NodeOverlay
 	catalog  []nodeplan.InstanceType
 	// poolCatalog has a pool's own catalog where its node class changes what nodes allocate;

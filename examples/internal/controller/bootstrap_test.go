@@ -14,7 +14,6 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
-	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2/ec2test"
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
@@ -39,16 +38,16 @@ func kubeadmHarness(t *testing.T) (*harness, *ec2test.Server, *ec2.Provider) {
 		t.Fatal(err)
 	}
 	disc := map[string]string{ec2test.DiscoveryTag: ec2test.DiscoveryValue}
-	class := &nodeplan.EC2NodeClass{Name: "default", AMIFamily: nodeplan.AMIFamilyCustom,
-		AMISelectorTerms:           []nodeplan.AMISelectorTerm{{Tags: disc}},
-		SubnetSelectorTerms:        []nodeplan.SubnetSelectorTerm{{Tags: disc}},
-		SecurityGroupSelectorTerms: []nodeplan.SecurityGroupSelectorTerm{{Tags: disc}},
+	class := &ec2.NodeClass{Name: "default", AMIFamily: ec2.AMIFamilyCustom,
+		AMISelectorTerms:           []ec2.AMISelectorTerm{{Tags: disc}},
+		SubnetSelectorTerms:        []ec2.SubnetSelectorTerm{{Tags: disc}},
+		SecurityGroupSelectorTerms: []ec2.SecurityGroupSelectorTerm{{Tags: disc}},
 		Role:                       "KubeadmNodeRole"}
 	p, err := ec2.New(ec2.Options{
 		Cluster: ec2.Cluster{Name: "lab", Endpoint: "https://10.0.0.10:6443", KubernetesVersion: "1.37",
 			Kubeadm: &ec2.KubeadmJoin{CACertHashes: []string{"sha256:" + strings.Repeat("ab", 32)}}},
 		Region: "us-east-1", EC2: awsec2.NewFromConfig(cfg), SSM: ssm.NewFromConfig(cfg), Prices: prices,
-		NodeClass: func(name string) (*nodeplan.EC2NodeClass, bool) {
+		NodeClass: func(name string) (*ec2.NodeClass, bool) {
 			c := *class
 			return &c, name == class.Name
 		},

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/examples/internal/controller/poolhash"
 )
 
@@ -52,7 +53,7 @@ type ClusterNodePools struct {
 	Now func() time.Time
 	// OnClasses, when set, receives the valid EC2NodeClasses by name after every change (the
 	// EC2 provider looks them up by name).
-	OnClasses func(map[string]*nodeplan.EC2NodeClass)
+	OnClasses func(map[string]*ec2.NodeClass)
 
 	mu     sync.Mutex
 	pools  []nodeplan.NodePool
@@ -206,11 +207,11 @@ func decodeObject(u *unstructured.Unstructured) (nodeplan.Manifests, error) {
 // refresh decodes every object, publishes the valid pools and classes, and writes the
 // conditions that changed.
 func (s *ClusterNodePools) refresh(ctx context.Context) {
-	classes := map[string]*nodeplan.EC2NodeClass{}
+	classes := map[string]*ec2.NodeClass{}
 	classErr := map[string]error{}
 	for _, u := range listed(s.classInf) {
 		m, err := decodeObject(u)
-		decoded := nodeplan.EC2NodeClasses(m)
+		decoded := ec2.NodeClasses(m)
 		if err == nil && len(decoded) != 1 {
 			err = errors.New("not one EC2NodeClass")
 		}
@@ -242,9 +243,9 @@ func (s *ClusterNodePools) refresh(ctx context.Context) {
 		if err == nil {
 			ref := m.NodePools[0].Template.NodeClassRef
 			switch cerr, found := classErr[ref.Name]; {
-			case ref.Kind != "" && ref.Kind != nodeplan.KindEC2NodeClass:
+			case ref.Kind != "" && ref.Kind != ec2.KindNodeClass:
 				classCond = metav1.Condition{Type: "NodeClassReady", Status: metav1.ConditionFalse, Reason: "NodeClassNotFound",
-					Message: fmt.Sprintf("nodeClassRef kind %q is not served here (want %s)", ref.Kind, nodeplan.KindEC2NodeClass)}
+					Message: fmt.Sprintf("nodeClassRef kind %q is not served here (want %s)", ref.Kind, ec2.KindNodeClass)}
 			case found && errors.Is(cerr, errNodeClassTerminating):
 				classCond = metav1.Condition{Type: "NodeClassReady", Status: metav1.ConditionFalse, Reason: "NodeClassTerminating", Message: "NodeClass is Terminating"}
 			case found:

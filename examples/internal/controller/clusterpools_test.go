@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
 	"github.com/nodeplan/nodeplan/examples/internal/sim"
 )
@@ -68,8 +68,8 @@ func TestClusterNodePools(t *testing.T) {
 	if err := sim.Apply(ctx, d, []byte(bad+"\n---\n"+orphan)); err != nil {
 		t.Fatal(err)
 	}
-	var classes map[string]*nodeplan.EC2NodeClass
-	s := &controller.ClusterNodePools{Dynamic: d, OnClasses: func(m map[string]*nodeplan.EC2NodeClass) { classes = m }}
+	var classes map[string]*ec2.NodeClass
+	s := &controller.ClusterNodePools{Dynamic: d, OnClasses: func(m map[string]*ec2.NodeClass) { classes = m }}
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/pricing"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
@@ -93,7 +94,7 @@ type Controller struct {
 	// to the pool's NodeCost. A pool whose class has a volume EBSPrices cannot price is left out
 	// of the pass with an error naming the class and the mapping: it is never taken as free.
 	// A pool whose class is not found is not priced: the provider cannot launch it either.
-	NodeClass func(name string) (*nodeplan.EC2NodeClass, bool)
+	NodeClass func(name string) (*ec2.NodeClass, bool)
 	// EBSPrices price those volumes; the zero value is us-east-1's list prices
 	// (pricing.USEast1EBS).
 	EBSPrices pricing.EBSPrices

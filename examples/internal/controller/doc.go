@@ -48,7 +48,7 @@
 //     and real pods take that room first. See buffers.go.
 //   - Node cost: every solve and disruption plan weighs a node at its instance's price plus
 //     NodeCost ($/h per node and per pool) plus, with NodeClass set, the EBS volumes of its
-//     pool's EC2NodeClass (pricing.EBSPrices.VolumeCost); the solve's log line and the Solved
+//     pool's EC2NodeClass (ec2.NodeClass.VolumeCost); the solve's log line and the Solved
 //     event report the node count, the cost and the part of it that is the nodes' own. A class
 //     whose volumes cannot be priced keeps its pool out of the pass, with an error naming the
 //     class and the mapping: never a free volume. See instanceTypes in provision.go.

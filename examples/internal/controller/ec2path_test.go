@@ -31,11 +31,11 @@ func ec2Provider(t *testing.T) (*ec2.Provider, *ec2test.Server) {
 		t.Fatal(err)
 	}
 	discovery := map[string]string{ec2test.DiscoveryTag: ec2test.DiscoveryValue}
-	class := &nodeplan.EC2NodeClass{
+	class := &ec2.NodeClass{
 		Name:                       "default",
-		AMISelectorTerms:           []nodeplan.AMISelectorTerm{{Alias: "al2023@latest"}},
-		SubnetSelectorTerms:        []nodeplan.SubnetSelectorTerm{{Tags: discovery}},
-		SecurityGroupSelectorTerms: []nodeplan.SecurityGroupSelectorTerm{{Tags: discovery}},
+		AMISelectorTerms:           []ec2.AMISelectorTerm{{Alias: "al2023@latest"}},
+		SubnetSelectorTerms:        []ec2.SubnetSelectorTerm{{Tags: discovery}},
+		SecurityGroupSelectorTerms: []ec2.SecurityGroupSelectorTerm{{Tags: discovery}},
 		Role:                       "KarpenterNodeRole",
 	}
 	p, err := ec2.New(ec2.Options{
@@ -46,7 +46,7 @@ func ec2Provider(t *testing.T) (*ec2.Provider, *ec2test.Server) {
 		SSM:          ssm.NewFromConfig(cfg),
 		Prices:       table,
 		Installation: "nodeplan",
-		NodeClass: func(name string) (*nodeplan.EC2NodeClass, bool) {
+		NodeClass: func(name string) (*ec2.NodeClass, bool) {
 			if name != class.Name {
 				return nil, false
 			}

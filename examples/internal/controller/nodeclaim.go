@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 )
 
 const (
@@ -127,7 +128,7 @@ func claimLabels(cl *Claim) map[string]string {
 	if cl.NodePool != "" {
 		l[nodeplan.LabelNodePool] = cl.NodePool
 	}
-	if cl.NodeClassRef.Kind == nodeplan.KindEC2NodeClass && cl.NodeClassRef.Name != "" {
+	if cl.NodeClassRef.Kind == ec2.KindNodeClass && cl.NodeClassRef.Name != "" {
 		l[labelEC2NodeClass] = cl.NodeClassRef.Name
 	}
 	st := cl.Status
@@ -156,7 +157,7 @@ func claimSpec(cl *Claim) nodeClaimSpec {
 		s.NodeClassRef.Group = "karpenter.k8s.aws"
 	}
 	if s.NodeClassRef.Kind == "" {
-		s.NodeClassRef.Kind = nodeplan.KindEC2NodeClass
+		s.NodeClassRef.Kind = ec2.KindNodeClass
 	}
 	if s.NodeClassRef.Name == "" {
 		s.NodeClassRef.Name = "default"

@@ -135,7 +135,7 @@ func TestUnpriceableVolumeLaunchesNothing(t *testing.T) {
 		c.EBSPrices = pricing.EBSPrices{PerGiBMonth: map[string]float64{"gp3": 0.08}}
 	})
 	h.deploy("web", 1, 0)
-	const want = `could not price the node class's volumes" replica=a nodepool=default err="pricing: EC2NodeClass default blockDeviceMappings[0] (/dev/xvda): no EBS price for volume type \"io2\""`
+	const want = `could not price the node class's volumes" replica=a nodepool=default err="ec2: EC2NodeClass default blockDeviceMappings[0] (/dev/xvda): pricing: no EBS price for volume type \"io2\""`
 	h.until(time.Minute, "the pricing error", func() bool { return strings.Contains(h.logs.String(), want) })
 	_, _, res := seen.last()
 	if len(res.NodeClaims) != 0 || len(h.instances()) != 0 {

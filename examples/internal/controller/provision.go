@@ -14,6 +14,7 @@ import (
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/pricing"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
@@ -113,14 +114,14 @@ func (c *Controller) instanceTypes(ctx context.Context, pools []nodeplan.NodePoo
 // launches nothing for it).
 func (c *Controller) volumeCost(pool *nodeplan.NodePool) (float64, error) {
 	ref := pool.Template.NodeClassRef
-	if c.NodeClass == nil || ref.Kind != "" && ref.Kind != nodeplan.KindEC2NodeClass {
+	if c.NodeClass == nil || ref.Kind != "" && ref.Kind != ec2.KindNodeClass {
 		return 0, nil
 	}
 	class, ok := c.NodeClass(ref.Name)
 	if !ok || class == nil {
 		return 0, nil
 	}
-	return c.EBSPrices.VolumeCost(*class)
+	return class.VolumeCost(c.EBSPrices)
 }
 
 // schedulingInput builds the solver's view: initialized nodes with their pods, and every claim

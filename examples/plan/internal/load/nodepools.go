@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 )
 
 // NodePools reads Karpenter v1 NodePools (see [nodeplan.DecodeNodePools]).
@@ -22,14 +23,14 @@ func (l *Loader) NodePools(file string) ([]nodeplan.NodePool, error) {
 	return pools, nil
 }
 
-// EC2NodeClasses reads Karpenter v1 EC2NodeClasses (see [nodeplan.DecodeEC2NodeClasses]); other
+// EC2NodeClasses reads Karpenter v1 EC2NodeClasses (see [ec2.DecodeNodeClasses]); other
 // kinds in the same stream are left to their own readers.
-func (l *Loader) EC2NodeClasses(file string) ([]nodeplan.EC2NodeClass, error) {
+func (l *Loader) EC2NodeClasses(file string) ([]ec2.NodeClass, error) {
 	data, err := l.readFile(file)
 	if err != nil {
 		return nil, err
 	}
-	classes, err := nodeplan.DecodeEC2NodeClasses(data)
+	classes, err := ec2.DecodeNodeClasses(data)
 	if err != nil {
 		return nil, eachInFile(file, err)
 	}

@@ -1,35 +1,39 @@
-package nodeplan
+package ec2
 
 import (
 	"fmt"
+	"github.com/nodeplan/nodeplan"
 	"math"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
 
-// The API version and kind of Karpenter's EC2NodeClass.
+// The API version and kind of Karpenter's EC2NodeClass, which this package registers in
+// [nodeplan.DefaultNodeClassKinds] so that every manifest stream of a program that links it
+// reads EC2NodeClasses into [NodeClass] values.
 const (
-	EC2NodeClassAPIVersion = "karpenter.k8s.aws/v1"
-	KindEC2NodeClass       = "EC2NodeClass"
+	NodeClassAPIVersion = "karpenter.k8s.aws/v1"
+	KindNodeClass       = "EC2NodeClass"
 )
 
 func init() {
-	DefaultNodeClassKinds.Register(NodeClassKind{APIVersion: EC2NodeClassAPIVersion, Kind: KindEC2NodeClass,
+	nodeplan.DefaultNodeClassKinds.Register(nodeplan.NodeClassKind{APIVersion: NodeClassAPIVersion, Kind: KindNodeClass,
 		Decode: decodeEC2NodeClass, Encode: encodeEC2NodeClass})
 }
 
-// DecodeEC2NodeClasses is [DecodeManifests] for callers that want the EC2NodeClasses only.
-func DecodeEC2NodeClasses(data []byte) ([]EC2NodeClass, error) {
-	m, err := DecodeManifests(data)
-	return EC2NodeClasses(m), err
+// DecodeNodeClasses is [nodeplan.DecodeManifests] for callers that want the EC2NodeClasses
+// only.
+func DecodeNodeClasses(data []byte) ([]NodeClass, error) {
+	m, err := nodeplan.DecodeManifests(data)
+	return NodeClasses(m), err
 }
 
-// EC2NodeClasses returns the EC2NodeClasses of m, in document order.
-func EC2NodeClasses(m Manifests) []EC2NodeClass {
-	var out []EC2NodeClass
+// NodeClasses returns the EC2NodeClasses of m, in document order.
+func NodeClasses(m nodeplan.Manifests) []NodeClass {
+	var out []NodeClass
 	for _, c := range m.NodeClasses {
-		if nc, ok := c.Spec.(EC2NodeClass); ok {
+		if nc, ok := c.Spec.(NodeClass); ok {
 			out = append(out, nc)
 		}
 	}
@@ -40,8 +44,8 @@ var ec2NodeClassHints = map[string]string{
 	"launchTemplate": "launch templates were removed in Karpenter v1beta1; use the EC2NodeClass fields",
 }
 
-func decodeEC2NodeClass(name string, spec *ManifestObject) (any, error) {
-	c := EC2NodeClass{Name: name}
+func decodeEC2NodeClass(name string, spec *nodeplan.ManifestObject) (any, error) {
+	c := NodeClass{Name: name}
 	family, _ := spec.Str("amiFamily")
 	c.AMIFamily = AMIFamily(family)
 
@@ -134,7 +138,7 @@ func decodeEC2NodeClass(name string, spec *ManifestObject) (any, error) {
 	return c, c.Validate()
 }
 
-func decodeKubelet(k *ManifestObject) KubeletConfiguration {
+func decodeKubelet(k *nodeplan.ManifestObject) KubeletConfiguration {
 	var kc KubeletConfiguration
 	kc.ClusterDNS, _ = k.Strings("clusterDNS")
 	if len(kc.ClusterDNS) == 0 {
@@ -167,17 +171,17 @@ func decodeKubelet(k *ManifestObject) KubeletConfiguration {
 }
 
 func encodeEC2NodeClass(spec any) ([]byte, error) {
-	c, ok := spec.(EC2NodeClass)
+	c, ok := spec.(NodeClass)
 	if !ok {
-		return nil, fmt.Errorf("nodeplan: an EC2NodeClass's Spec is %T, want nodeplan.EC2NodeClass", spec)
+		return nil, fmt.Errorf("ec2: an EC2NodeClass's Spec is %T, want an ec2.NodeClass", spec)
 	}
-	return EncodeEC2NodeClass(c)
+	return EncodeNodeClass(c)
 }
 
-// EncodeEC2NodeClass writes c as a karpenter.k8s.aws/v1 EC2NodeClass manifest. Decoding the
-// output with [DecodeManifests] gives c back, with metadata options defaulted
-// ([MetadataOptions.WithDefaults]). It does not validate c; see [EC2NodeClass.Validate].
-func EncodeEC2NodeClass(c EC2NodeClass) ([]byte, error) {
+// EncodeNodeClass writes c as a karpenter.k8s.aws/v1 EC2NodeClass manifest. Decoding the
+// output with [nodeplan.DecodeManifests] gives c back, with metadata options defaulted
+// ([MetadataOptions.WithDefaults]). It does not validate c; see [NodeClass.Validate].
+func EncodeNodeClass(c NodeClass) ([]byte, error) {
 	var spec ec2NodeClassSpec
 	s := &spec
 	s.AMIFamily = string(c.AMIFamily)
@@ -219,7 +223,7 @@ func EncodeEC2NodeClass(c EC2NodeClass) ([]byte, error) {
 	s.Tags = c.Tags
 	s.AssociatePublicIPAddress = c.AssociatePublicIPAddress
 	s.DetailedMonitoring = c.DetailedMonitoring
-	return EncodeManifest(EC2NodeClassAPIVersion, KindEC2NodeClass, c.Name, spec)
+	return nodeplan.EncodeManifest(NodeClassAPIVersion, KindNodeClass, c.Name, spec)
 }
 
 func kubeletYAML(k KubeletConfiguration) *kubeletConfigYAML {
@@ -232,7 +236,7 @@ func kubeletYAML(k KubeletConfiguration) *kubeletConfigYAML {
 	if k.EvictionSoftGracePeriod != nil {
 		out.EvictionSoftGracePeriod = make(map[string]string, len(k.EvictionSoftGracePeriod))
 		for sig, d := range k.EvictionSoftGracePeriod {
-			out.EvictionSoftGracePeriod[sig] = FormatDuration(d)
+			out.EvictionSoftGracePeriod[sig] = nodeplan.FormatDuration(d)
 		}
 	}
 	if isZeroKubelet(*out) {

@@ -1,23 +1,127 @@
-package nodeplan
+package ec2
 
 import (
+	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/nodeplan/nodeplan"
 )
 
 func ptr[T any](v T) *T { return &v }
 
-func TestDecodeEC2NodeClasses(t *testing.T) {
-	got, err := DecodeEC2NodeClasses(mustReadFile(t, "testdata/ec2nodeclasses.yaml"))
+func mustReadFile(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
 	if err != nil {
-		t.Fatalf("DecodeEC2NodeClasses(testdata/ec2nodeclasses.yaml): %v", err)
+		t.Fatal(err)
+	}
+	return b
+}
+
+func rl(kv ...string) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for i := 0; i < len(kv); i += 2 {
+		out[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	return out
+}
+
+// fieldErrors renders each error as `object: field=value`.
+func fieldErrors(t *testing.T, err error) []string {
+	t.Helper()
+	var out []string
+	if err == nil {
+		return nil
+	}
+	var joined interface{ Unwrap() []error }
+	errs := []error{err}
+	if errors.As(err, &joined) {
+		errs = joined.Unwrap()
+	}
+	for _, e := range errs {
+		var fe *nodeplan.FieldError
+		if !errors.As(e, &fe) {
+			t.Errorf("error %q is not a *nodeplan.FieldError", e)
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %s=%s", fe.Object, fe.Field, fe.Value))
+	}
+	return out
+}
+
+// The manifest stream reads EC2NodeClasses once this package is linked in (its init registers
+// the kind), and writes them back unchanged.
+func TestNodeClassManifests(t *testing.T) {
+	m, err := nodeplan.DecodeManifests(mustReadFile(t, "testdata/ec2nodeclasses.yaml"))
+	if err != nil {
+		t.Fatalf("DecodeManifests(testdata/ec2nodeclasses.yaml): %v", err)
+	}
+	if len(m.NodeClasses) == 0 || len(NodeClasses(m)) != len(m.NodeClasses) {
+		t.Fatalf("NodeClasses = %v, want the file's EC2NodeClasses, every one an ec2.NodeClass", m.NodeClasses)
+	}
+	out, err := nodeplan.EncodeManifests(m)
+	if err != nil {
+		t.Fatalf("EncodeManifests: %v", err)
+	}
+	again, err := nodeplan.DecodeManifests(out)
+	if err != nil {
+		t.Fatalf("DecodeManifests(EncodeManifests(m)): %v\n%s", err, out)
+	}
+	if diff := cmp.Diff(m, again); diff != "" {
+		t.Errorf("decode(encode(m)) mismatch (-want +got):\n%s", diff)
+	}
+
+	// `kubectl get nodepools,ec2nodeclasses,nodeoverlays -o yaml`, which the root's tests read
+	// with no kind registered.
+	m, err = nodeplan.DecodeManifests(mustReadFile(t, "../../testdata/kubectl/get-nodepools-ec2nodeclasses-nodeoverlays.yaml"))
+	if err != nil {
+		t.Fatalf("DecodeManifests(kubectl get output): %v", err)
+	}
+	if classes := NodeClasses(m); len(classes) != 1 || classes[0].Name != "default" {
+		t.Errorf("NodeClasses(kubectl get output) = %v, want [default]", m.NodeClasses)
+	}
+	for _, s := range m.Skipped {
+		if s.Kind == KindNodeClass {
+			t.Errorf("Skipped %+v, want it read", s)
+		}
+	}
+
+	// Errors name the object and the field; Validate's come with those of decoding, once each.
+	const input = "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: c}\nspec:\n" +
+		"  amiSelectorTerms: [{alias: al2023}]\n  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n" +
+		"  role: r\n  instanceProfile: p\n  metadataOptions: {httpTokens: maybe, httpPutResponseHopLimit: 65}\n  launchTemplate: lt\n"
+	_, err = nodeplan.DecodeManifests([]byte(input))
+	want := []string{`EC2NodeClass "c": spec.metadataOptions.httpPutResponseHopLimit=65`, `EC2NodeClass "c": spec.launchTemplate=`,
+		`EC2NodeClass "c": spec=`, `EC2NodeClass "c": spec.amiSelectorTerms[0].alias=al2023`, `EC2NodeClass "c": spec.metadataOptions.httpTokens=maybe`}
+	if diff := cmp.Diff(want, fieldErrors(t, err)); diff != "" {
+		t.Errorf("DecodeManifests(bad EC2NodeClass) errors mismatch (-want +got):\n%s\nerror: %v", diff, err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "launch templates were removed") {
+		t.Errorf("DecodeManifests(launchTemplate) = %v, want the hint", err)
+	}
+
+	// The wrong version of the group is told which version to use.
+	_, err = nodeplan.DecodeManifests([]byte(strings.Replace(input, "karpenter.k8s.aws/v1", "karpenter.k8s.aws/v1beta1", 1)))
+	if err == nil || !strings.Contains(err.Error(), `apiVersion: "karpenter.k8s.aws/v1beta1" is not karpenter.k8s.aws/v1`) {
+		t.Errorf("DecodeManifests(v1beta1 EC2NodeClass) = %v, want the version named", err)
+	}
+}
+
+func TestDecodeNodeClasses(t *testing.T) {
+	got, err := DecodeNodeClasses(mustReadFile(t, "testdata/ec2nodeclasses.yaml"))
+	if err != nil {
+		t.Fatalf("DecodeNodeClasses(testdata/ec2nodeclasses.yaml): %v", err)
 	}
 	discovery := map[string]string{"karpenter.sh/discovery": "demo"}
-	want := []EC2NodeClass{
+	want := []NodeClass{
 		{
 			Name:                       "default",
 			AMIFamily:                  AMIFamilyAL2023,
@@ -71,7 +175,7 @@ func TestDecodeEC2NodeClasses(t *testing.T) {
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("DecodeEC2NodeClasses(testdata/ec2nodeclasses.yaml) mismatch (-want +got):\n%s", diff)
+		t.Errorf("DecodeNodeClasses(testdata/ec2nodeclasses.yaml) mismatch (-want +got):\n%s", diff)
 	}
 	for _, c := range got {
 		if err := c.Validate(); err != nil {
@@ -81,7 +185,7 @@ func TestDecodeEC2NodeClasses(t *testing.T) {
 }
 
 func TestDecodeEC2NodeClassDefaults(t *testing.T) {
-	got, err := DecodeEC2NodeClasses([]byte(`
+	got, err := DecodeNodeClasses([]byte(`
 apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata: {name: bare}
@@ -94,7 +198,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []EC2NodeClass{{
+	want := []NodeClass{{
 		Name:                       "bare",
 		AMISelectorTerms:           []AMISelectorTerm{{Alias: "bottlerocket@latest"}},
 		InstanceProfile:            "KarpenterNodeInstanceProfile",
@@ -103,7 +207,7 @@ spec:
 		MetadataOptions:            MetadataOptions{}.WithDefaults(),
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("DecodeEC2NodeClasses(bare) mismatch (-want +got):\n%s", diff)
+		t.Errorf("DecodeNodeClasses(bare) mismatch (-want +got):\n%s", diff)
 	}
 	if f := got[0].ResolvedAMIFamily(); f != AMIFamilyBottlerocket {
 		t.Errorf("ResolvedAMIFamily() = %q, want %q", f, AMIFamilyBottlerocket)
@@ -147,8 +251,8 @@ func TestParseAMIAlias(t *testing.T) {
 	}
 }
 
-func validClass() EC2NodeClass {
-	return EC2NodeClass{
+func validClass() NodeClass {
+	return NodeClass{
 		Name:                       "default",
 		AMISelectorTerms:           []AMISelectorTerm{{Alias: "al2023@latest"}},
 		Role:                       "NodeRole",
@@ -160,11 +264,11 @@ func validClass() EC2NodeClass {
 func TestEC2NodeClassValidate(t *testing.T) {
 	tests := []struct {
 		name   string
-		modify func(c *EC2NodeClass)
+		modify func(c *NodeClass)
 		want   []string // object: field=value
 	}{
-		{"valid", func(c *EC2NodeClass) {}, nil},
-		{"valid with everything", func(c *EC2NodeClass) {
+		{"valid", func(c *NodeClass) {}, nil},
+		{"valid with everything", func(c *NodeClass) {
 			c.AMIFamily = AMIFamilyAL2023
 			c.Kubelet = KubeletConfiguration{ClusterDNS: []string{"10.100.0.10", "fd00::a"}, MaxPods: 110,
 				EvictionSoft: map[string]string{"memory.available": "500Mi"}, EvictionSoftGracePeriod: map[string]time.Duration{"memory.available": time.Minute}}
@@ -172,36 +276,36 @@ func TestEC2NodeClassValidate(t *testing.T) {
 			c.BlockDeviceMappings = []BlockDeviceMapping{{DeviceName: "/dev/xvda", RootVolume: true,
 				EBS: &BlockDevice{VolumeSize: resource.MustParse("64Ti"), VolumeType: "io2", IOPS: 64000}}}
 		}, nil},
-		{"no role and no instance profile", func(c *EC2NodeClass) { c.Role = "" }, []string{`EC2NodeClass "default": spec=`}},
-		{"role and instance profile", func(c *EC2NodeClass) { c.InstanceProfile = "p" }, []string{`EC2NodeClass "default": spec=`}},
-		{"missing name", func(c *EC2NodeClass) { c.Name = "" }, []string{`EC2NodeClass: metadata.name=`}},
-		{"bad alias", func(c *EC2NodeClass) { c.AMISelectorTerms[0].Alias = "al2023" },
+		{"no role and no instance profile", func(c *NodeClass) { c.Role = "" }, []string{`EC2NodeClass "default": spec=`}},
+		{"role and instance profile", func(c *NodeClass) { c.InstanceProfile = "p" }, []string{`EC2NodeClass "default": spec=`}},
+		{"missing name", func(c *NodeClass) { c.Name = "" }, []string{`EC2NodeClass: metadata.name=`}},
+		{"bad alias", func(c *NodeClass) { c.AMISelectorTerms[0].Alias = "al2023" },
 			[]string{`EC2NodeClass "default": spec.amiSelectorTerms[0].alias=al2023`}},
-		{"alias not alone", func(c *EC2NodeClass) {
+		{"alias not alone", func(c *NodeClass) {
 			c.AMIFamily = AMIFamilyAL2023
 			c.AMISelectorTerms = append(c.AMISelectorTerms, AMISelectorTerm{Name: "my-ami-*"})
 		}, []string{`EC2NodeClass "default": spec.amiSelectorTerms[0].alias=al2023@latest`}},
-		{"alias with other fields", func(c *EC2NodeClass) { c.AMISelectorTerms[0].ID = "ami-123" },
+		{"alias with other fields", func(c *NodeClass) { c.AMISelectorTerms[0].ID = "ami-123" },
 			[]string{`EC2NodeClass "default": spec.amiSelectorTerms[0]=`}},
-		{"family contradicts alias", func(c *EC2NodeClass) { c.AMIFamily = AMIFamilyBottlerocket },
+		{"family contradicts alias", func(c *NodeClass) { c.AMIFamily = AMIFamilyBottlerocket },
 			[]string{`EC2NodeClass "default": spec.amiFamily=Bottlerocket`}},
-		{"no family without alias", func(c *EC2NodeClass) { c.AMISelectorTerms = []AMISelectorTerm{{ID: "ami-0abc"}} },
+		{"no family without alias", func(c *NodeClass) { c.AMISelectorTerms = []AMISelectorTerm{{ID: "ami-0abc"}} },
 			[]string{`EC2NodeClass "default": spec.amiFamily=`}},
-		{"unknown family", func(c *EC2NodeClass) {
+		{"unknown family", func(c *NodeClass) {
 			c.AMIFamily = "Ubuntu"
 			c.AMISelectorTerms = []AMISelectorTerm{{ID: "ami-0abc"}}
 		}, []string{`EC2NodeClass "default": spec.amiFamily=Ubuntu`}},
-		{"AL2 family", func(c *EC2NodeClass) {
+		{"AL2 family", func(c *NodeClass) {
 			c.AMIFamily = AMIFamilyAL2
 			c.AMISelectorTerms = []AMISelectorTerm{{Name: "amazon-eks-node-1.30-*", Owner: "amazon"}}
 		}, []string{`EC2NodeClass "default": spec.amiFamily=AL2`}},
-		{"AL2 alias", func(c *EC2NodeClass) { c.AMISelectorTerms = []AMISelectorTerm{{Alias: "al2@latest"}} },
+		{"AL2 alias", func(c *NodeClass) { c.AMISelectorTerms = []AMISelectorTerm{{Alias: "al2@latest"}} },
 			[]string{`EC2NodeClass "default": spec.amiSelectorTerms[0].alias=al2@latest`}},
-		{"no terms", func(c *EC2NodeClass) {
+		{"no terms", func(c *NodeClass) {
 			c.AMISelectorTerms, c.SubnetSelectorTerms, c.SecurityGroupSelectorTerms = nil, nil, nil
 		}, []string{`EC2NodeClass "default": spec.amiSelectorTerms=`, `EC2NodeClass "default": spec.subnetSelectorTerms=`,
 			`EC2NodeClass "default": spec.securityGroupSelectorTerms=`}},
-		{"bad IDs and empty terms", func(c *EC2NodeClass) {
+		{"bad IDs and empty terms", func(c *NodeClass) {
 			c.AMIFamily = AMIFamilyAL2023
 			c.AMISelectorTerms = []AMISelectorTerm{{ID: "img-1"}, {}}
 			c.SubnetSelectorTerms = []SubnetSelectorTerm{{ID: "sn-1"}, {ID: "subnet-1", Tags: map[string]string{"a": "b"}}}
@@ -209,14 +313,14 @@ func TestEC2NodeClassValidate(t *testing.T) {
 		}, []string{`EC2NodeClass "default": spec.amiSelectorTerms[0].id=img-1`, `EC2NodeClass "default": spec.amiSelectorTerms[1]=`,
 			`EC2NodeClass "default": spec.subnetSelectorTerms[0].id=sn-1`, `EC2NodeClass "default": spec.subnetSelectorTerms[1]=`,
 			`EC2NodeClass "default": spec.securityGroupSelectorTerms[0].id=group-1`, `EC2NodeClass "default": spec.securityGroupSelectorTerms[1].tags.a=`}},
-		{"restricted tags", func(c *EC2NodeClass) {
+		{"restricted tags", func(c *NodeClass) {
 			c.Tags = map[string]string{"karpenter.sh/nodepool": "x", "kubernetes.io/cluster/demo": "owned", "team": "a"}
 		}, []string{`EC2NodeClass "default": spec.tags=karpenter.sh/nodepool`, `EC2NodeClass "default": spec.tags=kubernetes.io/cluster/demo`}},
-		{"metadata options", func(c *EC2NodeClass) {
+		{"metadata options", func(c *NodeClass) {
 			c.MetadataOptions = MetadataOptions{HTTPEndpoint: "on", HTTPProtocolIPv6: "off", HTTPPutResponseHopLimit: 65, HTTPTokens: "sometimes"}
 		}, []string{`EC2NodeClass "default": spec.metadataOptions.httpEndpoint=on`, `EC2NodeClass "default": spec.metadataOptions.httpProtocolIPv6=off`,
 			`EC2NodeClass "default": spec.metadataOptions.httpPutResponseHopLimit=65`, `EC2NodeClass "default": spec.metadataOptions.httpTokens=sometimes`}},
-		{"block devices", func(c *EC2NodeClass) {
+		{"block devices", func(c *NodeClass) {
 			c.BlockDeviceMappings = []BlockDeviceMapping{
 				{DeviceName: "/dev/xvda", RootVolume: true, EBS: &BlockDevice{VolumeSize: resource.MustParse("65Ti"), VolumeType: "gp4"}},
 				{RootVolume: true, EBS: &BlockDevice{VolumeType: "gp2", Throughput: 200, IOPS: 100, SnapshotID: "snapshot-1"}},
@@ -228,9 +332,9 @@ func TestEC2NodeClassValidate(t *testing.T) {
 			`EC2NodeClass "default": spec.blockDeviceMappings[1].ebs.iops=100`,
 			`EC2NodeClass "default": spec.blockDeviceMappings[1].ebs.throughput=200`,
 			`EC2NodeClass "default": spec.blockDeviceMappings[1].ebs.snapshotID=snapshot-1`}},
-		{"instance store policy", func(c *EC2NodeClass) { c.InstanceStorePolicy = "RAID1" },
+		{"instance store policy", func(c *NodeClass) { c.InstanceStorePolicy = "RAID1" },
 			[]string{`EC2NodeClass "default": spec.instanceStorePolicy=RAID1`}},
-		{"kubelet", func(c *EC2NodeClass) {
+		{"kubelet", func(c *NodeClass) {
 			c.Kubelet = KubeletConfiguration{
 				ClusterDNS:                  []string{"10.0.0.300"},
 				MaxPods:                     -1,

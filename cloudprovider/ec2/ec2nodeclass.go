@@ -1,8 +1,9 @@
-package nodeplan
+package ec2
 
 import (
 	"errors"
 	"fmt"
+	"github.com/nodeplan/nodeplan"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -14,15 +15,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// EC2NodeClass says how nodes are launched on EC2: which machine image, subnets, security groups
-// and instance role, what disks and instance-metadata settings, what user data and tags. It
-// mirrors Karpenter's karpenter.k8s.aws/v1 EC2NodeClass; [DecodeManifests] reads that YAML into
-// it. A NodePool names its class in [NodeClaimTemplate.NodeClassRef].
+// NodeClass is Karpenter's karpenter.k8s.aws/v1 EC2NodeClass: how nodes are launched on EC2 —
+// which machine image, subnets, security groups and instance role, what disks and
+// instance-metadata settings, what user data and tags. [nodeplan.DecodeManifests] reads that
+// YAML into it (this package registers the kind; see [NodeClasses]). A NodePool names its
+// class in [nodeplan.NodeClaimTemplate].NodeClassRef.
 //
-// It is plain data: resolving selector terms to AMI, subnet and security-group IDs is the EC2
-// provider's job (cloudprovider/ec2), not this package's. Zero fields mean "the default" as
-// documented on each field; [EC2NodeClass.Validate] reports every invalid field at once.
-type EC2NodeClass struct {
+// It is plain data: resolving selector terms to AMI, subnet and security-group IDs is the
+// [Provider]'s job. Zero fields mean "the default" as documented on each field;
+// [NodeClass.Validate] reports every invalid field at once.
+type NodeClass struct {
 	// Name identifies the class; NodePools refer to it by this name.
 	Name string
 	// AMIFamily selects how nodes bootstrap (the user-data format and default block devices):
@@ -291,7 +293,7 @@ func ParseAMIAlias(alias string) (family AMIFamily, version string, err error) {
 
 // ResolvedAMIFamily returns the class's AMI family: AMIFamily if set, otherwise the family its
 // alias implies, otherwise empty.
-func (c *EC2NodeClass) ResolvedAMIFamily() AMIFamily {
+func (c *NodeClass) ResolvedAMIFamily() AMIFamily {
 	if c.AMIFamily != "" {
 		return c.AMIFamily
 	}
@@ -304,7 +306,7 @@ func (c *EC2NodeClass) ResolvedAMIFamily() AMIFamily {
 }
 
 // restrictedTagKeys are tags the provider sets on every instance itself.
-var restrictedTagKeys = []string{LabelNodePool, "karpenter.sh/nodeclaim", "eks:eks-cluster-name", "karpenter.k8s.aws/ec2nodeclass"}
+var restrictedTagKeys = []string{nodeplan.LabelNodePool, "karpenter.sh/nodeclaim", "eks:eks-cluster-name", "karpenter.k8s.aws/ec2nodeclass"}
 
 var (
 	volumeTypes      = []string{"standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"}
@@ -314,7 +316,7 @@ var (
 	hundred          = resource.MustParse("100")
 )
 
-// Validate reports every invalid field of c, each as a [*FieldError] whose Field is the path
+// Validate reports every invalid field of c, each as a [*nodeplan.FieldError] whose Field is the path
 // in the karpenter.k8s.aws/v1 manifest (e.g. spec.metadataOptions.httpTokens), joined with
 // errors.Join. It checks the rules Karpenter's CRD enforces: exactly one of role and
 // instanceProfile; at least one AMI, subnet and security-group term, each well formed (an
@@ -322,13 +324,13 @@ var (
 // given or implied by the alias and consistent with it; restricted tags; volume sizes and
 // types; metadata options (httpTokens required or optional, a hop limit of 1-64); kubelet
 // reservations, eviction thresholds and image-GC percentages.
-func (c *EC2NodeClass) Validate() error {
+func (c *NodeClass) Validate() error {
 	v := classValidator{object: fmt.Sprintf("EC2NodeClass %q", c.Name)}
 	if c.Name == "" {
 		v.object = "EC2NodeClass"
 		v.fail("metadata.name", "", "required")
-	} else if msg := validObjectName(c.Name, validation.DNS1123SubdomainMaxLength); msg != "" {
-		v.fail("metadata.name", c.Name, msg)
+	} else if errs := validation.IsDNS1123Subdomain(c.Name); len(errs) > 0 {
+		v.fail("metadata.name", c.Name, "a valid object name: "+strings.Join(errs, "; "))
 	}
 	switch {
 	case c.Role == "" && c.InstanceProfile == "":
@@ -389,12 +391,12 @@ type classValidator struct {
 }
 
 func (v *classValidator) fail(field, value, expected string) {
-	v.errs = append(v.errs, &FieldError{Object: v.object, Field: field, Value: value, Expected: expected})
+	v.errs = append(v.errs, &nodeplan.FieldError{Object: v.object, Field: field, Value: value, Expected: expected})
 }
 
 func (v *classValidator) err() error { return errors.Join(v.errs...) }
 
-func (v *classValidator) amiTerms(c *EC2NodeClass) {
+func (v *classValidator) amiTerms(c *NodeClass) {
 	if len(c.AMISelectorTerms) == 0 {
 		v.fail("spec.amiSelectorTerms", "", "at least one term is required (e.g. alias: al2023@latest)")
 		return
