@@ -26,6 +26,8 @@ func TestSchemaRejectsTypos(t *testing.T) {
 		{"settings: {clusterEndpoint: my-cluster.example}", "clusterEndpoint"},
 		{"kubeadm: {enabled: true, caCertHashes: [abc]}", "caCertHashes"},
 		{"controller: {metrics: {port: 70000}}", "port"},
+		{"shadow: {enable: true}", "enable"},
+		{"shadow: {enabled: true, interval: 1 minute}", "interval"},
 	} {
 		_, err := render(controllerChart, releaseName, required, c.values)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "schema") {

@@ -28,7 +28,7 @@ type valueCase struct {
 // map, not each key of its default.
 var freeForm = map[string]bool{
 	"strategy": true, "podSecurityContext": true, "nodeSelector": true, "affinity": true,
-	"controller.resources": true,
+	"controller.resources": true, "shadow.resources": true,
 }
 
 func deployment(t *testing.T, objs []*unstructured.Unstructured, name string) *appsv1.Deployment {

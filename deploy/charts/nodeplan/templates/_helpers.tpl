@@ -26,15 +26,32 @@ app.kubernetes.io/name: {{ include "nodeplan.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
-{{/* Every object's labels: the selector's, Helm's bookkeeping, and additionalLabels. */}}
-{{- define "nodeplan.labels" -}}
-{{ include "nodeplan.selectorLabels" . }}
+{{/* Labels that select plan watch's pods (shadow mode). */}}
+{{- define "nodeplan.shadowSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "nodeplan.name" . }}-shadow
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* The shadow objects' labels. */}}
+{{- define "nodeplan.shadowLabels" -}}
+{{ include "nodeplan.shadowSelectorLabels" . }}
+{{ include "nodeplan.commonLabels" . }}
+{{- end }}
+
+{{/* Helm's bookkeeping and additionalLabels. */}}
+{{- define "nodeplan.commonLabels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- with .Values.additionalLabels }}
 {{ toYaml . }}
 {{- end }}
+{{- end }}
+
+{{/* Every object's labels: the selector's, Helm's bookkeeping, and additionalLabels. */}}
+{{- define "nodeplan.labels" -}}
+{{ include "nodeplan.selectorLabels" . }}
+{{ include "nodeplan.commonLabels" . }}
 {{- end }}
 
 {{/* metadata.annotations from additionalAnnotations and the extra map given as .extra. */}}
@@ -46,10 +63,10 @@ annotations:
 {{- end }}
 {{- end }}
 
-{{/* The controller's ServiceAccount. */}}
+{{/* The ServiceAccount: the controller's, or plan watch's with shadow.enabled. */}}
 {{- define "nodeplan.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
-{{- default (include "nodeplan.fullname" .) .Values.serviceAccount.name }}
+{{- default (printf "%s%s" (include "nodeplan.fullname" .) (ternary "-shadow" "" .Values.shadow.enabled)) .Values.serviceAccount.name }}
 {{- else }}
 {{- default "default" .Values.serviceAccount.name }}
 {{- end }}
