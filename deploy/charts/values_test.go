@@ -249,7 +249,7 @@ affinity:
 		}
 	}},
 	{[]string{"controller.image.digest"}, "controller: {image: {digest: \"" + hash + "\"}}", func(t *testing.T, objs []*unstructured.Unstructured) {
-		if got, want := container(t, objs).Image, "ghcr.io/nodeplan/controller:0.0.0-dev@"+hash; got != want {
+		if got, want := container(t, objs).Image, "ghcr.io/nodeplan/controller:"+appVersion(t)+"@"+hash; got != want {
 			t.Errorf("image %q, want %q", got, want)
 		}
 	}},
@@ -359,12 +359,28 @@ func TestDefaults(t *testing.T) {
 	if got := c.Args; !cmp.Equal(got, []string{"--capacity-buffers"}) {
 		t.Errorf("args %q, want --capacity-buffers", got)
 	}
-	if c.Image != "ghcr.io/nodeplan/controller:0.0.0-dev" {
+	if c.Image != "ghcr.io/nodeplan/controller:"+appVersion(t) {
 		t.Errorf("image %q, want the chart's appVersion", c.Image)
 	}
 	wantEnv(t, objs, "INTERRUPTION_QUEUE", "")
 	wantEnv(t, objs, "LOG_LEVEL", "info")
 	wantEnv(t, objs, "KUBE_CLIENT_QPS", "200")
+}
+
+// appVersion is the controller chart's appVersion (RELEASING.md sets it to the release).
+func appVersion(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(controllerChart + "/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(raw, &c); err != nil || c.AppVersion == "" {
+		t.Fatalf("Chart.yaml appVersion: %q, %v", c.AppVersion, err)
+	}
+	return c.AppVersion
 }
 
 // TestEveryValueHasACase: each value values.yaml documents is changed by some case of
