@@ -87,6 +87,11 @@ type Node struct {
 	AttachLimit, VolumeCount int
 	// Interruption, when set, is a notice from the provider that the node will go away.
 	Interruption *Interruption
+	// TerminationGracePeriod is the node's NodeClaim's spec.terminationGracePeriod, when the
+	// caller knows the claim; nil means unknown, and the NodePool's template stands in. With
+	// one, drift ignores do-not-disrupt pods and PDBs, which then hold the drain only until it
+	// runs out (Karpenter reads the claim's, which keeps the value it launched with).
+	TerminationGracePeriod *time.Duration
 }
 
 // Name returns the node's name, or "" when Node is nil.

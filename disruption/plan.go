@@ -242,9 +242,15 @@ func (p *planner) podBlocker(s *nstate) *Blocked {
 	return nil
 }
 
-// eventual reports whether drift on the node's pool ignores pod blockers: Karpenter's rule for
-// pools with a terminationGracePeriod, which bounds the drain instead.
-func eventual(s *nstate) bool { return s.pool.Template.TerminationGracePeriod > 0 }
+// eventual reports whether drift of the node ignores pod blockers: Karpenter's rule for a
+// NodeClaim with a terminationGracePeriod, which bounds the drain instead. Without the claim's
+// (Node.TerminationGracePeriod nil), its pool's template's.
+func eventual(s *nstate) bool {
+	if t := s.in.TerminationGracePeriod; t != nil {
+		return *t > 0
+	}
+	return s.pool.Template.TerminationGracePeriod > 0
+}
 
 // result assembles the Result: the commands, and a blocker for every managed node not in one.
 func (p *planner) result() Result {

@@ -82,6 +82,8 @@ func (c *Controller) planInput(ctx context.Context, pools []nodeplan.NodePool) d
 			node.Nominated = nominated(n.Name, cl.Name)
 			node.Disrupting = cl.Phase == PhaseTerminating || c.busy["command/"+n.Name]
 			node.Drift = c.drifted[cl.Name]
+			tgp := cl.TerminationGracePeriod
+			node.TerminationGracePeriod = &tgp // the claim's, as the drain reads it
 			if p, ok := poolOf(in.NodePools, cl.NodePool); ok && p.Replicas != nil {
 				// Static pools are never consolidated, and their drifted nodes are replaced
 				// by the static controller (static.go), not the planner.
