@@ -94,8 +94,10 @@
 //     deleted without eviction; with no terminationGracePeriod the drain waits.
 //  5. Delete the instances.
 //
-// Forceful commands may skip waiting in step 1 (an interrupted instance will not wait), but
-// still launch their replacements first. Commands are independent: moved pods only count on
+// Command.Mode says how: a graceful command is held by do-not-disrupt pods and PDBs throughout
+// and cancelled when one blocks it; a forceful one only until step 4; an immediate one
+// (interruption: the instance will not wait) also skips waiting in step 1, but still launches
+// its replacements first. Commands are independent: moved pods only count on
 // nodes no command removes, never on another command's replacements.
 //
 // # What it does not do

@@ -46,8 +46,8 @@ func TestDriftReadsTheClaimsGracePeriod(t *testing.T) {
 			if ok != tc.wantDisrupted {
 				t.Fatalf("drifted n1 with a do-not-disrupt pod disrupted = %v, want %v:\n%s", ok, tc.wantDisrupted, render(r))
 			}
-			if ok && c.Forceful != tc.wantForceful {
-				t.Errorf("command forceful = %v, want %v", c.Forceful, tc.wantForceful)
+			if want := map[bool]disruption.Mode{true: disruption.ModeForceful, false: disruption.ModeGraceful}[tc.wantForceful]; ok && c.Mode != want {
+				t.Errorf("drift command's mode is %q, want %q", c.Mode, want)
 			}
 			if b, _ := blockedOf(r, "n1"); !ok && b.Code != disruption.CodeDoNotDisruptPod {
 				t.Errorf("n1 stays with %s %q, want %s", b.Code, b.Message, disruption.CodeDoNotDisruptPod)

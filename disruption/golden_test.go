@@ -24,7 +24,7 @@ func render(r disruption.Result) string {
 	for _, c := range r.Commands {
 		fmt.Fprintf(&b, "%s %s %s pools=%s pods=%d price=%.4f replacement=%.4f savings=%.4f forceful=%v\n",
 			c.Action, c.Reason, strings.Join(c.Nodes, ","), strings.Join(c.NodePools, ","), len(c.Pods),
-			c.Price, c.ReplacementPrice, c.Savings, c.Forceful)
+			c.Price, c.ReplacementPrice, c.Savings, c.Forceful())
 		for _, rc := range c.Replacements {
 			fmt.Fprintf(&b, "  launch %s pool=%s as %s (%s %s $%.4f) options=%s pods=%d\n", rc.Name, rc.NodePool,
 				rc.InstanceType, rc.Offering.Zone, rc.Offering.CapacityType, rc.Offering.Price,
@@ -362,10 +362,12 @@ func scenarios() []scenario {
 				return in
 			},
 			check: func(t *testing.T, r disruption.Result) {
-				if c := wantCommand(t, r, "n00", nodeplan.ReasonInterrupted); !c.Forceful {
-					t.Errorf("interruption command is not forceful")
+				if c := wantCommand(t, r, "n00", nodeplan.ReasonInterrupted); c.Mode != disruption.ModeImmediate {
+					t.Errorf("interruption command's mode is %q, want %q", c.Mode, disruption.ModeImmediate)
 				}
-				wantCommand(t, r, "n01", nodeplan.ReasonExpired)
+				if c := wantCommand(t, r, "n01", nodeplan.ReasonExpired); c.Mode != disruption.ModeForceful {
+					t.Errorf("expiration command's mode is %q, want %q", c.Mode, disruption.ModeForceful)
+				}
 				wantBlocked(t, r, "n02", disruption.CodeBudget, "default/budgets[0]")
 			},
 		},

@@ -88,7 +88,7 @@ func checkInvariants(t tb, in disruption.Input, r disruption.Result) {
 			if nodeplan.NodeDoNotDisrupt(n.Node.Annotations) {
 				t.Errorf("command %v (%s) disrupts do-not-disrupt node %s", c.Nodes, c.Reason, name)
 			}
-			if c.Forceful {
+			if c.Forceful() {
 				continue
 			}
 			for _, p := range n.Pods {
@@ -135,7 +135,7 @@ func checkInvariants(t tb, in disruption.Input, r disruption.Result) {
 				}
 				switch {
 				case count == 0:
-				case c.Forceful:
+				case c.Forceful():
 					forced += count
 				default:
 					graceful++
@@ -258,7 +258,7 @@ func checkFit(t tb, in disruption.Input, r disruption.Result) {
 				sin.Pods = append(sin.Pods, &q)
 			case !unplaced[k]:
 				t.Errorf("command %v evicts pod %s but neither places it nor lists it as unplaced", c.Nodes, k)
-			case !c.Forceful:
+			case !c.Forceful():
 				t.Errorf("graceful command %v leaves pod %s unplaced", c.Nodes, k)
 			}
 		}

@@ -23,7 +23,7 @@ func (p *planner) interruption(ctx context.Context, b *buckets) error {
 	slices.SortStableFunc(list, func(x, y *nstate) int {
 		return x.in.Interruption.Deadline.Compare(y.in.Interruption.Deadline)
 	})
-	return p.forceful(ctx, list, nodeplan.ReasonInterrupted)
+	return p.forceful(ctx, list, nodeplan.ReasonInterrupted, ModeImmediate)
 }
 
 // expiration replaces expired nodes: at once, like Karpenter, or within budgets when
@@ -42,21 +42,21 @@ func (p *planner) expiration(ctx context.Context, b *buckets) error {
 			p.budgets.take(map[string]int{s.in.NodePool: 1})
 			ok = append(ok, s)
 		}
-		return p.forcefulAdmitted(ctx, ok, nodeplan.ReasonExpired)
+		return p.forcefulAdmitted(ctx, ok, nodeplan.ReasonExpired, ModeForceful)
 	}
-	return p.forceful(ctx, list, nodeplan.ReasonExpired)
+	return p.forceful(ctx, list, nodeplan.ReasonExpired, ModeForceful)
 }
 
-func (p *planner) forceful(ctx context.Context, list []*nstate, reason nodeplan.DisruptionReason) error {
+func (p *planner) forceful(ctx context.Context, list []*nstate, reason nodeplan.DisruptionReason, mode Mode) error {
 	for _, s := range list {
 		p.budgets.take(map[string]int{s.in.NodePool: 1})
 	}
-	return p.forcefulAdmitted(ctx, list, reason)
+	return p.forcefulAdmitted(ctx, list, reason, mode)
 }
 
 // forcefulAdmitted issues commands for nodes whose budget is already taken. Their evictions
 // use PDB allowances first, so graceful moves get only what is left.
-func (p *planner) forcefulAdmitted(ctx context.Context, list []*nstate, reason nodeplan.DisruptionReason) error {
+func (p *planner) forcefulAdmitted(ctx context.Context, list []*nstate, reason nodeplan.DisruptionReason, mode Mode) error {
 	for _, s := range list {
 		s.dest = false
 	}
@@ -69,7 +69,7 @@ func (p *planner) forcefulAdmitted(ctx context.Context, list []*nstate, reason n
 		}
 		p.pdbs.take(p.pdbs.needForced(podsOf(batch)))
 		c := p.command(reason, batch, sim)
-		c.Forceful = true
+		c.Mode = mode
 		p.commit(c, batch)
 	}
 	return nil
@@ -148,7 +148,7 @@ func (p *planner) drift(ctx context.Context, b *buckets) error {
 		p.pdbs.take(need)
 		if len(s.movable) == 0 {
 			c := p.command(nodeplan.ReasonDrifted, []*nstate{s}, simulation{})
-			c.Forceful = eventual(s)
+			c.Mode = driftMode(s)
 			p.commit(c, []*nstate{s})
 			continue
 		}
@@ -198,7 +198,7 @@ func (p *planner) drift(ctx context.Context, b *buckets) error {
 			return try(group[h:])
 		}
 		c := p.command(nodeplan.ReasonDrifted, set, sim)
-		c.Forceful = eventual(set[0])
+		c.Mode = driftMode(set[0])
 		p.commit(c, set)
 		return nil
 	}
@@ -223,7 +223,7 @@ func (p *planner) drift(ctx context.Context, b *buckets) error {
 
 // command builds the command that removes set, given what the simulation found.
 func (p *planner) command(reason nodeplan.DisruptionReason, set []*nstate, sim simulation) Command {
-	c := Command{Action: ActionDelete, Reason: reason}
+	c := Command{Action: ActionDelete, Reason: reason, Mode: ModeGraceful}
 	pools := map[string]int{}
 	for _, s := range set {
 		c.Nodes = append(c.Nodes, s.name)

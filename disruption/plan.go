@@ -252,6 +252,14 @@ func eventual(s *nstate) bool {
 	return s.pool.Template.TerminationGracePeriod > 0
 }
 
+// driftMode is the mode of a drift command for the node: forceful when eventual.
+func driftMode(s *nstate) Mode {
+	if eventual(s) {
+		return ModeForceful
+	}
+	return ModeGraceful
+}
+
 // result assembles the Result: the commands, and a blocker for every managed node not in one.
 func (p *planner) result() Result {
 	r := Result{Commands: p.commands, Simulations: p.sims}

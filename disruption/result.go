@@ -66,11 +66,36 @@ type Command struct {
 	// Disruption is the eviction cost of Pods (Karpenter's: 1 per node plus each pod's cost
 	// from priority and pod-deletion-cost).
 	Disruption float64
-	// Forceful is true when the command does not wait for do-not-disrupt pods or PDBs: those
-	// hold the drain only until the NodePool's terminationGracePeriod. Interruption and
-	// expiration are forceful, and so is drift on pools with a terminationGracePeriod.
-	Forceful bool
+	// Mode is how the command is carried out: whether do-not-disrupt pods and PDBs hold its
+	// drain throughout or only until the terminationGracePeriod, and whether the drain waits
+	// for the Replacements. The method that made the command decides it.
+	Mode Mode
 }
+
+// Mode is how a command's drain treats what would hold it back (see the execution contract in
+// the package doc).
+type Mode string
+
+const (
+	// ModeGraceful: the Replacements are launched and initialized first; do-not-disrupt pods
+	// and PDBs hold the drain throughout, and one found when the drain starts or at a pod's
+	// eviction cancels the command (the nodes are untainted and stay). Emptiness,
+	// consolidation, and drift of nodes without a terminationGracePeriod.
+	ModeGraceful Mode = "Graceful"
+	// ModeForceful: the Replacements are launched and initialized first; do-not-disrupt pods
+	// and PDBs hold the drain only until the node's terminationGracePeriod, and never cancel
+	// it. Expiration, and drift of nodes with a terminationGracePeriod (Karpenter's eventual
+	// class).
+	ModeForceful Mode = "Forceful"
+	// ModeImmediate: forceful, and the drain starts at once, without waiting for the
+	// Replacements to initialize: the instance is going away. Interruption.
+	ModeImmediate Mode = "Immediate"
+)
+
+// Forceful reports whether the command's drain ignores do-not-disrupt pods and PDBs once the
+// terminationGracePeriod runs out, rather than being held and cancelled by them. A Command
+// whose Mode is unset (one a caller built) is graceful, the safe reading.
+func (c *Command) Forceful() bool { return c.Mode == ModeForceful || c.Mode == ModeImmediate }
 
 // Blocked says why a managed node is in no command.
 type Blocked struct {

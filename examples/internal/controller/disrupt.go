@@ -242,7 +242,7 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 			}
 		}()
 		if len(cmd.Replacements) > 0 {
-			if cmd.Reason == nodeplan.ReasonInterrupted {
+			if cmd.Mode == disruption.ModeImmediate {
 				for _, r := range cmd.Replacements {
 					c.launch(ctx, r, replacementWhy(cmd))
 				}
@@ -259,7 +259,7 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 				c.Metrics.NodeClaimDisrupted(&cl.NodeClaim, c.disruptedReason(cmd.Reason, cl))
 			}
 			c.terminatingEvent(cl, cmd.Reason)
-			c.terminate(ctx, cl, string(cmd.Reason))
+			c.terminateAs(ctx, cl, string(cmd.Reason), !cmd.Forceful())
 		}
 	}()
 }

@@ -35,6 +35,12 @@ import (
 //
 // DaemonSet and mirror pods are left: they go with the node.
 func (c *Controller) terminate(ctx context.Context, cl *Claim, reason string) {
+	c.terminateAs(ctx, cl, reason, gracefulTermination(reason, cl))
+}
+
+// terminateAs is terminate with the class given: a disruption command's (its Mode), or for a
+// termination no command started, [gracefulTermination]'s.
+func (c *Controller) terminateAs(ctx context.Context, cl *Claim, reason string, graceful bool) {
 	if !c.claimBusy("terminate/" + cl.Name) {
 		return
 	}
@@ -43,7 +49,6 @@ func (c *Controller) terminate(ctx context.Context, cl *Claim, reason string) {
 		defer c.wg.Done()
 		defer c.release("terminate/" + cl.Name)
 		started := c.now()
-		graceful := gracefulTermination(reason, cl)
 		hasNode := cl.Status.NodeName != "" && c.node(cl.Status.NodeName) != nil
 		if graceful && hasNode {
 			if why := c.drainBlocker(ctx, cl.Status.NodeName); why != "" {
@@ -61,9 +66,10 @@ func (c *Controller) terminate(ctx context.Context, cl *Claim, reason string) {
 	}()
 }
 
-// gracefulTermination reports whether a termination for reason respects do-not-disrupt and
-// PDBs throughout (and is cancelled when they block it), or only until the node's
-// terminationGracePeriod. It follows the planner's classes (disruption.Command.Forceful):
+// gracefulTermination reports whether a termination no disruption command started (a deleted
+// NodeClaim or Node, a resumed drain, a static pool's scale-down or drift) respects
+// do-not-disrupt and PDBs throughout (and is cancelled when they block it), or only until the
+// node's terminationGracePeriod. It follows the planner's modes (disruption.Command.Mode):
 // emptiness and consolidation are graceful; drift is graceful unless the claim has a
 // terminationGracePeriod to bound it; interruption, expiration, a deleted Node and every
 // other reason are forceful.
