@@ -50,7 +50,7 @@ func (p *planner) consolidation(ctx context.Context, b *buckets) error {
 	// Screen: a delete needs the pods to fit in the room left on all other nodes together; a
 	// replacement needs the least any new nodes for the pods could cost to beat the threshold.
 	var total vec
-	most := p.largest // the most of each resource one pod could find on a node
+	most := p.prices.largest // the most of each resource one pod could find on a node
 	for _, s := range p.nodes {
 		if s.dest && !s.gone {
 			f := s.free.zeroFloor()
@@ -73,7 +73,7 @@ func (p *planner) consolidation(ctx context.Context, b *buckets) error {
 			s.blocked = bl
 			continue
 		}
-		lb := p.lowerBound(s.req)
+		lb := p.prices.lowerBound(s.req)
 		if s.price > 0 && lb < s.price*(1-thr) && lb < s.price {
 			viable = append(viable, s)
 			continue
@@ -220,7 +220,7 @@ func (p *planner) evaluate(ctx context.Context, set []*nstate) (*option, *Blocke
 	}
 	c := p.command(nodeplan.ReasonUnderutilized, set, sim)
 	if len(sim.result.NodeClaims) > 0 {
-		claims, judged, bl := p.judgeReplacement(set, c.Price, sim.result.NodeClaims)
+		claims, judged, bl := p.prices.judgeReplacement(set, c.Price, sim.result.NodeClaims)
 		if bl != nil {
 			return nil, bl, nil
 		}

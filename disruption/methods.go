@@ -239,7 +239,7 @@ func (p *planner) command(reason nodeplan.DisruptionReason, set []*nstate, sim s
 	c.NodePools = sortedPools(pools)
 	c.OneAtATime = p.pdbs.oneAtATime(set)
 	c.Moves = sim.result.Existing
-	c.Replacements = p.nameClaims(c.Nodes[0], p.band(sim.result.NodeClaims))
+	c.Replacements = p.nameClaims(c.Nodes[0], p.prices.band(sim.result.NodeClaims))
 	for _, u := range sim.result.Unschedulable {
 		c.Unplaced = append(c.Unplaced, u.Pod)
 	}
@@ -249,43 +249,9 @@ func (p *planner) command(reason nodeplan.DisruptionReason, set []*nstate, sim s
 	if len(c.Replacements) > 0 {
 		c.Action = ActionReplace
 	}
-	c.ReplacementPrice = p.judgedPrice(c.Replacements)
+	c.ReplacementPrice = p.prices.judgedPrice(c.Replacements)
 	c.Savings = c.Price - c.ReplacementPrice
 	return c
-}
-
-// band trims each claim's options to those whose worst launch price is within
-// launchFlexibility of its cheapest option's, so a replacement made for drift, expiry or an
-// interruption costs about what the solver chose, whatever the cloud launches.
-func (p *planner) band(claims []scheduling.NewNodeClaim) []scheduling.NewNodeClaim {
-	out := make([]scheduling.NewNodeClaim, len(claims))
-	for i, c := range claims {
-		types := p.typesFor(c.NodePool)
-		var opts []pricedOption
-		for _, name := range c.InstanceTypeOptions {
-			if it := types[name]; it != nil {
-				if w, ok := worstPrice(it, c.Requirements); ok {
-					opts = append(opts, pricedOption{name, w})
-				}
-			}
-		}
-		if len(opts) == 0 {
-			out[i] = c
-			continue
-		}
-		least := opts[0].worst
-		for _, o := range opts {
-			least = min(least, o.worst)
-		}
-		var kept []pricedOption
-		for _, o := range opts {
-			if o.worst <= least*(1+launchFlexibility) {
-				kept = append(kept, o)
-			}
-		}
-		out[i] = p.trimClaim(c, kept)
-	}
-	return out
 }
 
 // nameClaims gives replacement claims names unique within the plan: the first node replaced,

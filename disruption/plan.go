@@ -337,7 +337,7 @@ func (p *planner) addVirtual(rc scheduling.NewNodeClaim, byKey map[string]*corev
 		return
 	}
 	labels := map[string]string{}
-	if it := p.typesFor(rc.NodePool)[rc.InstanceType]; it != nil {
+	if it := p.prices.typesFor(rc.NodePool)[rc.InstanceType]; it != nil {
 		for k, v := range it.Labels {
 			labels[k] = v
 		}

@@ -8,6 +8,137 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
+// pricer prices existing nodes and replacements from the catalog, for one pass.
+type pricer struct {
+	in      *Input
+	opts    Options
+	types   map[string]map[string]*nodeplan.InstanceType // by pool, then name; see typesFor
+	lbCPU   float64                                      // least $/h per allocatable core in the catalog
+	lbMem   float64                                      // least $/h per allocatable GiB
+	largest vec                                          // the most cpu, memory and pods any instance type offers, each
+}
+
+func newPricer(in *Input) *pricer {
+	pc := &pricer{in: in, opts: in.Options, types: map[string]map[string]*nodeplan.InstanceType{}}
+	pc.lbCPU, pc.lbMem, pc.largest = pc.resourcePrices()
+	return pc
+}
+
+// typesFor returns pool's instance types by name.
+func (pc *pricer) typesFor(pool string) map[string]*nodeplan.InstanceType {
+	if m, ok := pc.types[pool]; ok {
+		return m
+	}
+	list := pc.in.InstanceTypes
+	if l, ok := pc.in.PoolInstanceTypes[pool]; ok {
+		list = l
+	}
+	m := make(map[string]*nodeplan.InstanceType, len(list))
+	for i := range list {
+		m[list[i].Name] = &list[i]
+	}
+	pc.types[pool] = m
+	return m
+}
+
+// nodePrice is the node's own price, or the catalog's for its type, zone and capacity type.
+func (pc *pricer) nodePrice(n *Node) float64 {
+	if n.Price > 0 {
+		return n.Price
+	}
+	it := pc.typesFor(n.NodePool)[n.InstanceType]
+	if it == nil {
+		return 0
+	}
+	for _, o := range it.Offerings {
+		if o.Zone == n.Zone && o.CapacityType == n.CapacityType {
+			return o.Price
+		}
+	}
+	return 0
+}
+
+// resourcePrices returns the least $/h any instance type in the catalog charges per
+// allocatable core and per allocatable GiB. A replacement for pods needing c cores and m GiB
+// cannot cost less than max(c·cpu, m·mem), whatever the packing: the screen that spares a
+// simulation when no replacement can be cheap enough. largest is the most of each resource
+// any instance type offers, available or not: a pod asking more fits no new node.
+func (pc *pricer) resourcePrices() (cpu, mem float64, largest vec) {
+	lists := [][]nodeplan.InstanceType{pc.in.InstanceTypes}
+	for _, name := range sortedMapKeys(pc.in.PoolInstanceTypes) {
+		lists = append(lists, pc.in.PoolInstanceTypes[name])
+	}
+	first := true
+	for _, list := range lists {
+		for i := range list {
+			it := &list[i]
+			a := toVec(it.Allocatable())
+			largest = vec{max(largest.cpu, a.cpu), max(largest.mem, a.mem), max(largest.pods, a.pods)}
+			best := 0.0
+			for _, o := range it.Offerings {
+				if o.Available && o.Price > 0 && (best == 0 || o.Price < best) {
+					best = o.Price
+				}
+			}
+			if best == 0 {
+				continue
+			}
+			c, m := 0.0, 0.0
+			if a.cpu > 0 {
+				c = best / a.cpuCores()
+			}
+			if a.mem > 0 {
+				m = best / a.memGiB()
+			}
+			if first {
+				cpu, mem, first = c, m, false
+				continue
+			}
+			cpu, mem = min(cpu, c), min(mem, m)
+		}
+	}
+	return cpu, mem, largest
+}
+
+// lowerBound is the least any set of new nodes for pods needing v could cost.
+func (pc *pricer) lowerBound(v vec) float64 {
+	return max(v.cpuCores()*pc.lbCPU, v.memGiB()*pc.lbMem)
+}
+
+// band trims each claim's options to those whose worst launch price is within
+// launchFlexibility of its cheapest option's, so a replacement made for drift, expiry or an
+// interruption costs about what the solver chose, whatever the cloud launches.
+func (pc *pricer) band(claims []scheduling.NewNodeClaim) []scheduling.NewNodeClaim {
+	out := make([]scheduling.NewNodeClaim, len(claims))
+	for i, c := range claims {
+		types := pc.typesFor(c.NodePool)
+		var opts []pricedOption
+		for _, name := range c.InstanceTypeOptions {
+			if it := types[name]; it != nil {
+				if w, ok := worstPrice(it, c.Requirements); ok {
+					opts = append(opts, pricedOption{name, w})
+				}
+			}
+		}
+		if len(opts) == 0 {
+			out[i] = c
+			continue
+		}
+		least := opts[0].worst
+		for _, o := range opts {
+			least = min(least, o.worst)
+		}
+		var kept []pricedOption
+		for _, o := range opts {
+			if o.worst <= least*(1+launchFlexibility) {
+				kept = append(kept, o)
+			}
+		}
+		out[i] = pc.trimClaim(c, kept)
+	}
+	return out
+}
+
 // worstPrice is the most a node of type it could cost when launched under rs: the dearest
 // available offering rs accepts. A cloud may pick any of them (the zone with capacity, spot or
 // on-demand), so a saving is only certain at this price. ok is false when rs accepts none.
@@ -23,11 +154,11 @@ func worstPrice(it *nodeplan.InstanceType, rs nodeplan.Requirements) (price floa
 // judgedPrice is the $/h a set of claims is judged at: each at the worst price of its dearest
 // option. Claims for forceful and drift commands are not trimmed, so this can exceed what the
 // solver expects to pay.
-func (p *planner) judgedPrice(claims []scheduling.NewNodeClaim) float64 {
+func (pc *pricer) judgedPrice(claims []scheduling.NewNodeClaim) float64 {
 	total := 0.0
 	for i := range claims {
 		c := &claims[i]
-		types := p.typesFor(c.NodePool)
+		types := pc.typesFor(c.NodePool)
 		worst := c.Offering.Price
 		for _, name := range c.InstanceTypeOptions {
 			if it := types[name]; it != nil {
@@ -36,7 +167,7 @@ func (p *planner) judgedPrice(claims []scheduling.NewNodeClaim) float64 {
 				}
 			}
 		}
-		total += worst + p.nodeCost(c.NodePool)
+		total += worst + pc.nodeCost(c.NodePool)
 	}
 	return total
 }
@@ -44,7 +175,7 @@ func (p *planner) judgedPrice(claims []scheduling.NewNodeClaim) float64 {
 // nodeCost is what a node of the pool costs beyond its instance's price
 // (Options.Scheduling.NodeCost): added to the price of every node the planner weighs, existing
 // or replacement, as the solver adds it to every offering.
-func (p *planner) nodeCost(pool string) float64 { return p.opts.Scheduling.NodeCost.For(pool) }
+func (pc *pricer) nodeCost(pool string) float64 { return pc.opts.Scheduling.NodeCost.For(pool) }
 
 // launchFlexibility is how much dearer than the cheapest a replacement's other instance-type
 // options may be: room for the cloud to find capacity, at a bounded cost to the saving.
@@ -69,7 +200,7 @@ type pricedOption struct {
 //     cheaper than the node, and is cut to that many cheapest.
 //
 // It returns the trimmed claims and the price they are judged at, or why the move is refused.
-func (p *planner) judgeReplacement(set []*nstate, price float64, claims []scheduling.NewNodeClaim) ([]scheduling.NewNodeClaim, float64, *Blocked) {
+func (pc *pricer) judgeReplacement(set []*nstate, price float64, claims []scheduling.NewNodeClaim) ([]scheduling.NewNodeClaim, float64, *Blocked) {
 	if price <= 0 {
 		return nil, 0, &Blocked{Code: CodeUnknownPrice, Message: fmt.Sprintf(
 			"its pods need %d new node(s) and the price of %s is unknown, so no replacement can be judged cheaper", len(claims), names(set))}
@@ -87,9 +218,9 @@ func (p *planner) judgeReplacement(set []*nstate, price float64, claims []schedu
 	likeForLike := ""
 	sumMin := 0.0
 	for i, c := range claims {
-		types := p.typesFor(c.NodePool)
+		types := pc.typesFor(c.NodePool)
 		rs := c.Requirements
-		if p.acceptsBoth(c, types) {
+		if pc.acceptsBoth(c, types) {
 			rs = rs.Add(nodeplan.In(nodeplan.LabelCapacityType, string(nodeplan.CapacityTypeSpot)))
 		}
 		spotOnly[i] = onlySpot(c, rs, types)
@@ -102,7 +233,7 @@ func (p *planner) judgeReplacement(set []*nstate, price float64, claims []schedu
 			if !ok {
 				continue
 			}
-			w += p.nodeCost(c.NodePool)
+			w += pc.nodeCost(c.NodePool)
 			if oneToOne && name == set[0].in.InstanceType && offersCapacityType(it, rs, set[0].in.CapacityType) {
 				likeForLike = name
 				continue
@@ -131,7 +262,7 @@ func (p *planner) judgeReplacement(set []*nstate, price float64, claims []schedu
 		out[i] = c
 		sumMin += opts[i][0].worst
 	}
-	thr := p.opts.savingsThreshold()
+	thr := pc.opts.savingsThreshold()
 	limit := price * (1 - thr)
 	if sumMin >= price {
 		return nil, 0, &Blocked{Code: CodeNotCheaper, Object: opts[0][0].name, Message: fmt.Sprintf(
@@ -152,7 +283,7 @@ func (p *planner) judgeReplacement(set []*nstate, price float64, claims []schedu
 		ceiling := opts[i][0].worst + share
 		var kept []pricedOption
 		if allSpot && spotOnly[i] && len(set) == 1 {
-			flex := p.opts.spotFlexibility()
+			flex := pc.opts.spotFlexibility()
 			if flex < 0 {
 				return nil, 0, &Blocked{Code: CodeSpotFlexibility, Message: fmt.Sprintf(
 					"%s is spot and its replacement would be spot too; spot-to-spot replacement is turned off (Options.SpotFlexibility < 0)", set[0].name)}
@@ -177,13 +308,13 @@ func (p *planner) judgeReplacement(set []*nstate, price float64, claims []schedu
 			}
 		}
 		judged += kept[len(kept)-1].worst
-		out[i] = p.trimClaim(out[i], kept)
+		out[i] = pc.trimClaim(out[i], kept)
 	}
 	return out, judged, nil
 }
 
 // acceptsBoth reports whether the claim could launch as spot or on-demand.
-func (p *planner) acceptsBoth(c scheduling.NewNodeClaim, types map[string]*nodeplan.InstanceType) bool {
+func (pc *pricer) acceptsBoth(c scheduling.NewNodeClaim, types map[string]*nodeplan.InstanceType) bool {
 	spot, od := false, false
 	for _, name := range c.InstanceTypeOptions {
 		it := types[name]
@@ -232,8 +363,8 @@ func offersCapacityType(it *nodeplan.InstanceType, rs nodeplan.Requirements, ct 
 
 // trimClaim narrows a claim to the kept options, cheapest first, and re-costs it at the
 // cheapest offering of the first.
-func (p *planner) trimClaim(c scheduling.NewNodeClaim, kept []pricedOption) scheduling.NewNodeClaim {
-	types := p.typesFor(c.NodePool)
+func (pc *pricer) trimClaim(c scheduling.NewNodeClaim, kept []pricedOption) scheduling.NewNodeClaim {
+	types := pc.typesFor(c.NodePool)
 	namesKept := make([]string, len(kept))
 	for i, o := range kept {
 		namesKept[i] = o.name

@@ -99,10 +99,7 @@ type planner struct {
 	selIndex    map[string]int         // a selector's string to its index in selectors
 	masks       map[*corev1.Pod]uint64 // see selectorMask
 	aggregate   bool                   // no inter-pod term is per node, so count-only nodes may merge
-	types       map[string]map[string]*nodeplan.InstanceType
-	lbCPU       float64 // least $/h per allocatable core in the catalog
-	lbMem       float64 // least $/h per allocatable GiB
-	largest     vec     // the most cpu, memory and pods any instance type offers, each
+	prices      *pricer
 	requests    map[*corev1.Pod]corev1.ResourceList
 	version     int  // bumped by every commit that changes where pods can go
 	interPodMvd bool // a committed move carried pods with inter-pod terms
@@ -123,7 +120,7 @@ type planner struct {
 
 func newPlanner(in *Input) *planner {
 	p := &planner{in: in, opts: in.Options, now: in.Now, pools: map[string]*nodeplan.NodePool{},
-		byName: map[string]*nstate{}, types: map[string]map[string]*nodeplan.InstanceType{},
+		byName: map[string]*nstate{}, prices: newPricer(in),
 		requests: map[*corev1.Pod]corev1.ResourceList{}, maxSims: in.Options.maxSimulations()}
 	for i := range in.NodePools {
 		p.pools[in.NodePools[i].Name] = &in.NodePools[i]
@@ -148,8 +145,8 @@ func newPlanner(in *Input) *planner {
 	for i := range in.Nodes {
 		n := &in.Nodes[i]
 		s := &nstate{in: n, name: n.Name(), pool: p.pools[n.NodePool]}
-		if s.price = p.nodePrice(n); s.price > 0 {
-			s.price += p.nodeCost(n.NodePool)
+		if s.price = p.prices.nodePrice(n); s.price > 0 {
+			s.price += p.prices.nodeCost(n.NodePool)
 		}
 		used := corev1.ResourceList{} // pods the quick path cannot sum
 		var quick vec
@@ -193,7 +190,6 @@ func newPlanner(in *Input) *planner {
 	for _, s := range p.nodes {
 		p.byName[s.name] = s
 	}
-	p.lbCPU, p.lbMem, p.largest = p.resourcePrices()
 	return p
 }
 
@@ -349,87 +345,6 @@ func (p *planner) place(s *nstate, pods []*corev1.Pod) {
 	s.sched.Node.Status.Allocatable = alloc
 	s.free = toVec(alloc)
 	s.receives = true
-}
-
-// typesFor returns pool's instance types by name.
-func (p *planner) typesFor(pool string) map[string]*nodeplan.InstanceType {
-	if m, ok := p.types[pool]; ok {
-		return m
-	}
-	list := p.in.InstanceTypes
-	if l, ok := p.in.PoolInstanceTypes[pool]; ok {
-		list = l
-	}
-	m := make(map[string]*nodeplan.InstanceType, len(list))
-	for i := range list {
-		m[list[i].Name] = &list[i]
-	}
-	p.types[pool] = m
-	return m
-}
-
-// nodePrice is the node's own price, or the catalog's for its type, zone and capacity type.
-func (p *planner) nodePrice(n *Node) float64 {
-	if n.Price > 0 {
-		return n.Price
-	}
-	it := p.typesFor(n.NodePool)[n.InstanceType]
-	if it == nil {
-		return 0
-	}
-	for _, o := range it.Offerings {
-		if o.Zone == n.Zone && o.CapacityType == n.CapacityType {
-			return o.Price
-		}
-	}
-	return 0
-}
-
-// resourcePrices returns the least $/h any instance type in the catalog charges per
-// allocatable core and per allocatable GiB. A replacement for pods needing c cores and m GiB
-// cannot cost less than max(c·cpu, m·mem), whatever the packing: the screen that spares a
-// simulation when no replacement can be cheap enough. largest is the most of each resource
-// any instance type offers, available or not: a pod asking more fits no new node.
-func (p *planner) resourcePrices() (cpu, mem float64, largest vec) {
-	lists := [][]nodeplan.InstanceType{p.in.InstanceTypes}
-	for _, name := range sortedMapKeys(p.in.PoolInstanceTypes) {
-		lists = append(lists, p.in.PoolInstanceTypes[name])
-	}
-	first := true
-	for _, list := range lists {
-		for i := range list {
-			it := &list[i]
-			a := toVec(it.Allocatable())
-			largest = vec{max(largest.cpu, a.cpu), max(largest.mem, a.mem), max(largest.pods, a.pods)}
-			best := 0.0
-			for _, o := range it.Offerings {
-				if o.Available && o.Price > 0 && (best == 0 || o.Price < best) {
-					best = o.Price
-				}
-			}
-			if best == 0 {
-				continue
-			}
-			c, m := 0.0, 0.0
-			if a.cpu > 0 {
-				c = best / a.cpuCores()
-			}
-			if a.mem > 0 {
-				m = best / a.memGiB()
-			}
-			if first {
-				cpu, mem, first = c, m, false
-				continue
-			}
-			cpu, mem = min(cpu, c), min(mem, m)
-		}
-	}
-	return cpu, mem, largest
-}
-
-// lowerBound is the least any set of new nodes for pods needing v could cost.
-func (p *planner) lowerBound(v vec) float64 {
-	return max(v.cpuCores()*p.lbCPU, v.memGiB()*p.lbMem)
 }
 
 func sortedMapKeys[V any](m map[string]V) []string {
