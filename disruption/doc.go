@@ -24,6 +24,12 @@
 //     replacements where new nodes cost less — from one node or many, and by one node or many
 //     (M→N; Karpenter only does M→1).
 //
+// Each method is one file — interruption.go, expiration.go, emptiness.go, drift.go,
+// consolidation.go (its searches in consolidation_multi.go and consolidation_single.go) — with
+// its type, its Options.Methods bit, the reason and [Mode] of its commands, which nodes it
+// takes and how it plans them; method.go registers them in pass order and holds the checks
+// they share. Adding a method is one file plus its line in registered.
+//
 // A pass emits several disjoint commands — Karpenter acts once per pass — chosen so that they fit
 // every budget and every PDB together, and so that every moved pod fits on the nodes that remain
 // plus the replacements, all at once. Carried out together, every moved pod is pending at the

@@ -9,30 +9,10 @@ import "strings"
 // with [CodeMethodNotRun].
 type Methods uint8
 
-// The methods, in the order a pass runs them.
-const (
-	// MethodInterruption drains nodes with a spot interruption, rebalance or health notice.
-	MethodInterruption Methods = 1 << iota
-	// MethodExpiration replaces nodes past their pool's expireAfter.
-	MethodExpiration
-	// MethodEmptiness deletes nodes without reschedulable pods.
-	MethodEmptiness
-	// MethodDrift replaces nodes whose NodeClaim no longer matches its pool or class.
-	MethodDrift
-	// MethodConsolidation deletes or replaces nodes whose pods fit elsewhere for less.
-	MethodConsolidation
-
-	// AllMethods is every method; what the zero Methods means.
-	AllMethods = MethodInterruption | MethodExpiration | MethodEmptiness | MethodDrift | MethodConsolidation
-)
-
-var methodNames = []struct {
-	m    Methods
-	name string
-}{
-	{MethodInterruption, "interruption"}, {MethodExpiration, "expiration"}, {MethodEmptiness, "emptiness"},
-	{MethodDrift, "drift"}, {MethodConsolidation, "consolidation"},
-}
+// AllMethods is every method, those a later version adds included; what the zero Methods
+// means. Each method declares its own bit, beside its code (interruption.go, expiration.go,
+// emptiness.go, drift.go, consolidation.go).
+const AllMethods Methods = 1<<8 - 1
 
 // Has reports whether the set runs m; the zero set runs every method.
 func (s Methods) Has(m Methods) bool {
@@ -48,9 +28,9 @@ func (s Methods) String() string {
 		s = AllMethods
 	}
 	var names []string
-	for _, n := range methodNames {
-		if s&n.m != 0 {
-			names = append(names, n.name)
+	for _, m := range registered() {
+		if s&m.kind() != 0 {
+			names = append(names, m.name())
 		}
 	}
 	return strings.Join(names, "+")

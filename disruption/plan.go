@@ -29,33 +29,20 @@ func Plan(ctx context.Context, in Input) (Result, error) {
 	return p.result(), nil
 }
 
-// buckets sorts the managed nodes by what may happen to them this pass.
-type buckets struct {
-	interrupted, expired, drifted, empty, consolidate []*nstate
-}
-
+// run plans the pass: the pending pods first, then each method on the nodes it takes.
 func (p *planner) run(ctx context.Context) error {
 	if err := p.reservePending(ctx); err != nil {
 		return err
 	}
-	b := p.classify()
-	steps := []struct {
-		method Methods
-		nodes  []*nstate
-		run    func(context.Context, *buckets) error
-	}{
-		{MethodInterruption, b.interrupted, p.interruption},
-		{MethodExpiration, b.expired, p.expiration},
-		{MethodEmptiness, b.empty, p.emptiness},
-		{MethodDrift, b.drifted, p.drift},
-		{MethodConsolidation, b.consolidate, p.consolidation},
-	}
-	for _, step := range steps {
-		if !p.opts.Methods.Has(step.method) {
-			p.notRun(step.method, step.nodes)
+	ms := registered()
+	byMethod := p.classify(ms)
+	for _, m := range ms {
+		nodes := byMethod[m.kind()]
+		if !p.opts.Methods.Has(m.kind()) {
+			p.notRun(m.kind(), nodes)
 			continue
 		}
-		if err := step.run(ctx, b); err != nil {
+		if err := m.plan(ctx, p, nodes); err != nil {
 			return err
 		}
 	}
@@ -119,98 +106,6 @@ func (p *planner) reservePending(ctx context.Context) error {
 	return nil
 }
 
-// classify gives every managed node its bucket or its blocker.
-func (p *planner) classify() *buckets {
-	b := &buckets{}
-	for _, s := range p.nodes {
-		n := s.in
-		if n.NodePool == "" {
-			continue
-		}
-		if s.pool == nil {
-			s.blocked = &Blocked{Code: CodeNoNodePool, Object: n.NodePool, Message: fmt.Sprintf(
-				"NodePool %s is not in the input, so its disruption settings are unknown", n.NodePool)}
-			continue
-		}
-		if n.Disrupting {
-			s.blocked = &Blocked{Code: CodeDisrupting, Message: "the node is already being disrupted; it counts against its pool's budgets until it is gone"}
-			continue
-		}
-		if n.Interruption != nil {
-			s.dest = false
-			b.interrupted = append(b.interrupted, s)
-			continue
-		}
-		if p.expired(s) {
-			s.dest = false
-			b.expired = append(b.expired, s)
-			continue
-		}
-		if n.Initialized.IsZero() {
-			s.blocked = &Blocked{Code: CodeNotInitialized, Message: "the node has not finished initializing; it is disrupted only once it has"}
-			continue
-		}
-		if n.Nominated {
-			s.blocked = &Blocked{Code: CodeNominated, Message: "the node is nominated for a pending pod"}
-			continue
-		}
-		if s.nominated != "" {
-			s.blocked = &Blocked{Code: CodeNominated, Object: s.nominated, Message: fmt.Sprintf(
-				"pending pod %s would be scheduled onto the node's free room", s.nominated)}
-			continue
-		}
-		if nodeplan.NodeDoNotDisrupt(n.Node.Annotations) {
-			s.blocked = &Blocked{Code: CodeDoNotDisruptNode, Message: fmt.Sprintf(
-				"the node is annotated %s: \"true\"; remove the annotation to let it be disrupted", nodeplan.AnnotationDoNotDisrupt)}
-			continue
-		}
-		if n.Drift != "" {
-			s.dest = false // pods moved onto a drifted node would move again
-			b.drifted = append(b.drifted, s)
-			continue
-		}
-		after := s.pool.Disruption.ConsolidateAfter
-		if after == nodeplan.Never {
-			s.blocked = &Blocked{Code: CodeConsolidationDisabled, Object: s.pool.Name, Message: fmt.Sprintf(
-				"NodePool %s has consolidateAfter: Never", s.pool.Name)}
-			continue
-		}
-		since := n.Initialized
-		if n.LastPodEvent.After(since) {
-			since = n.LastPodEvent
-		}
-		if wait := since.Add(after).Sub(p.now); wait > 0 {
-			s.blocked = &Blocked{Code: CodeConsolidateAfter, Object: s.pool.Name, Message: fmt.Sprintf(
-				"a pod was scheduled or removed %s ago; NodePool %s waits consolidateAfter %s, %s more",
-				p.now.Sub(since).Round(time.Second), s.pool.Name, after, wait.Round(time.Second))}
-			continue
-		}
-		if len(s.movable) == 0 {
-			b.empty = append(b.empty, s)
-			continue
-		}
-		if s.pool.Disruption.Policy() == nodeplan.ConsolidateWhenEmpty {
-			s.blocked = &Blocked{Code: CodeWhenEmpty, Object: s.pool.Name, Message: fmt.Sprintf(
-				"NodePool %s consolidates only empty nodes (WhenEmpty) and the node runs %d pods", s.pool.Name, len(s.movable))}
-			continue
-		}
-		if bl := p.podBlocker(s); bl != nil {
-			s.blocked = bl
-			continue
-		}
-		b.consolidate = append(b.consolidate, s)
-	}
-	return b
-}
-
-func (p *planner) expired(s *nstate) bool {
-	ea := s.pool.Template.ExpireAfter
-	if ea <= 0 || ea == nodeplan.Never || s.in.Created.IsZero() {
-		return false
-	}
-	return !p.now.Before(s.in.Created.Add(ea))
-}
-
 // podBlocker returns why the node's pods keep graceful disruption away: an active
 // do-not-disrupt, a pod nothing would recreate, or a PDB that cannot take all its evictions.
 func (p *planner) podBlocker(s *nstate) *Blocked {
@@ -240,24 +135,6 @@ func (p *planner) podBlocker(s *nstate) *Blocked {
 		return bl
 	}
 	return nil
-}
-
-// eventual reports whether drift of the node ignores pod blockers: Karpenter's rule for a
-// NodeClaim with a terminationGracePeriod, which bounds the drain instead. Without the claim's
-// (Node.TerminationGracePeriod nil), its pool's template's.
-func eventual(s *nstate) bool {
-	if t := s.in.TerminationGracePeriod; t != nil {
-		return *t > 0
-	}
-	return s.pool.Template.TerminationGracePeriod > 0
-}
-
-// driftMode is the mode of a drift command for the node: forceful when eventual.
-func driftMode(s *nstate) Mode {
-	if eventual(s) {
-		return ModeForceful
-	}
-	return ModeGraceful
 }
 
 // result assembles the Result: the commands, and a blocker for every managed node not in one.

@@ -10,32 +10,47 @@ import (
 	"github.com/nodeplan/nodeplan"
 )
 
-// option is a feasible consolidation move found by simulation.
-type option struct {
-	set      []*nstate
-	cmd      Command
-	need     pdbNeed
-	version  int  // planner.version when simulated
-	interPod bool // its pods have inter-pod terms, so any earlier move may change its outcome
-	score    float64
+// MethodConsolidation deletes or replaces nodes whose pods fit elsewhere for less.
+const MethodConsolidation Methods = 1 << 4
+
+// consolidation looks for the moves that save the most per unit of disruption, on pools that
+// consolidate WhenEmptyOrUnderutilized: deletes where the pods fit elsewhere, replacements (M→N)
+// where new nodes cost less. It screens every candidate cheaply, simulates multi-node sets
+// (consolidation_multi.go) and single nodes (consolidation_single.go) within the simulation
+// bound, then takes the best moves that fit budgets and PDBs together.
+type consolidation struct{}
+
+func (consolidation) name() string                      { return "consolidation" }
+func (consolidation) kind() Methods                     { return MethodConsolidation }
+func (consolidation) reason() nodeplan.DisruptionReason { return nodeplan.ReasonUnderutilized }
+func (consolidation) stage() stage                      { return stageSettled }
+func (consolidation) mode(*nstate) Mode                 { return ModeGraceful }
+
+// take has every settled node left: one with pods, on a pool that consolidates more than
+// empty nodes, whose pods let it go.
+func (consolidation) take(p *planner, s *nstate) (bool, *Blocked) {
+	if s.pool.Disruption.Policy() == nodeplan.ConsolidateWhenEmpty {
+		return false, &Blocked{Code: CodeWhenEmpty, Object: s.pool.Name, Message: fmt.Sprintf(
+			"NodePool %s consolidates only empty nodes (WhenEmpty) and the node runs %d pods", s.pool.Name, len(s.movable))}
+	}
+	if bl := p.podBlocker(s); bl != nil {
+		return false, bl
+	}
+	return true, nil
 }
 
-// consolidation looks for the moves that save the most per unit of disruption: deletes where
-// the pods fit elsewhere, replacements (M→N) where new nodes cost less. It screens every
-// candidate cheaply, simulates multi-node sets and single nodes within the simulation bound,
-// then takes the best moves that fit budgets and PDBs together.
-func (p *planner) consolidation(ctx context.Context, b *buckets) error {
+func (m consolidation) plan(ctx context.Context, p *planner, nodes []*nstate) error {
 	var cands []*nstate
-	for _, s := range b.consolidate {
+	for _, s := range nodes {
 		if s.gone {
 			continue
 		}
-		if p.budgets.left(s.in.NodePool, nodeplan.ReasonUnderutilized) == 0 {
-			s.blocked = p.budgets.blocked(s.in.NodePool, nodeplan.ReasonUnderutilized, 1)
+		if p.budgets.left(s.in.NodePool, m.reason()) == 0 {
+			s.blocked = p.budgets.blocked(s.in.NodePool, m.reason(), 1)
 			continue
 		}
 		if s.receives {
-			s.blocked = p.receivesBlocker()
+			s.blocked = receivesBlocker()
 			continue
 		}
 		cands = append(cands, s)
@@ -69,7 +84,7 @@ func (p *planner) consolidation(ctx context.Context, b *buckets) error {
 			viable = append(viable, s)
 			continue
 		}
-		if bl := p.fitsNowhere(s, most); bl != nil {
+		if bl := m.fitsNowhere(p, s, most); bl != nil {
 			s.blocked = bl
 			continue
 		}
@@ -88,40 +103,18 @@ func (p *planner) consolidation(ctx context.Context, b *buckets) error {
 	}
 
 	var opts []*option
-	best, err := p.multiNode(ctx, viable)
+	best, err := m.multiNode(ctx, p, viable)
 	if err != nil {
 		return err
 	}
 	if best != nil {
 		opts = append(opts, best)
 	}
-	// Singles, in rank order pool by pool. Once a pool has twice as many feasible moves as its
-	// budget can take, its remaining candidates wait: they could only replace a better move.
-	reserve := min(8, p.maxSims/4)
-	found := map[string]int{}
-	for _, s := range roundRobin(viable) {
-		pool := s.in.NodePool
-		if left := p.budgets.left(pool, nodeplan.ReasonUnderutilized); left != math.MaxInt && found[pool] >= 2*left {
-			s.blocked = p.budgets.blocked(pool, nodeplan.ReasonUnderutilized, 1)
-			s.blocked.Message += "; better-ranked moves are using it"
-			continue
-		}
-		if p.sims >= p.maxSims-reserve {
-			s.blocked = &Blocked{Code: CodeNotEvaluated, Message: fmt.Sprintf(
-				"the pass reached its limit of %d simulations (Options.MaxSimulations) before evaluating the node; a later pass will", p.maxSims)}
-			continue
-		}
-		o, bl, err := p.evaluate(ctx, []*nstate{s})
-		if err != nil {
-			return err
-		}
-		if bl != nil {
-			s.blocked = bl
-			continue
-		}
-		found[pool]++
-		opts = append(opts, o)
+	singles, err := m.singles(ctx, p, viable)
+	if err != nil {
+		return err
 	}
+	opts = append(opts, singles...)
 
 	slices.SortStableFunc(opts, func(x, y *option) int {
 		switch {
@@ -133,16 +126,26 @@ func (p *planner) consolidation(ctx context.Context, b *buckets) error {
 		return cmp.Compare(x.cmd.Nodes[0], y.cmd.Nodes[0])
 	})
 	for _, o := range opts {
-		if err := p.accept(ctx, o); err != nil {
+		if err := m.accept(ctx, p, o); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// option is a feasible consolidation move found by simulation.
+type option struct {
+	set      []*nstate
+	cmd      Command
+	need     pdbNeed
+	version  int  // planner.version when simulated
+	interPod bool // its pods have inter-pod terms, so any earlier move may change its outcome
+	score    float64
+}
+
 // fitsNowhere returns a blocker naming a pod of s that asks more cpu or memory than most, the
 // most any node has free or any instance type offers — such as a request of cpu 1e16 — or nil.
-func (p *planner) fitsNowhere(s *nstate, most vec) *Blocked {
+func (m consolidation) fitsNowhere(p *planner, s *nstate, most vec) *Blocked {
 	for _, pod := range s.movable {
 		r := toVec(p.podRequests(pod))
 		if r.cpu > most.cpu || r.mem > most.mem {
@@ -155,57 +158,8 @@ func (p *planner) fitsNowhere(s *nstate, most vec) *Blocked {
 	return nil
 }
 
-// multiNode searches prefixes of the ranked candidates, as Karpenter does, by bisection on the
-// prefix length — but keeps the feasible prefix that saves the most per unit of disruption
-// instead of the last one found, and takes M→N replacements. Candidates are admitted in rank order only while their
-// pools' budgets and the PDBs can take them all together.
-func (p *planner) multiNode(ctx context.Context, viable []*nstate) (*option, error) {
-	var list []*nstate
-	count := map[string]int{}
-	var need pdbNeed
-	for _, s := range viable {
-		if len(list) == p.opts.maxCandidates() {
-			break
-		}
-		if count[s.in.NodePool] >= p.budgets.left(s.in.NodePool, nodeplan.ReasonUnderutilized) {
-			continue
-		}
-		n, bl := p.pdbs.need(s.movable)
-		if bl != nil {
-			continue
-		}
-		if p.pdbs.check(need.add(n)) != nil {
-			continue
-		}
-		need = need.add(n)
-		count[s.in.NodePool]++
-		list = append(list, s)
-	}
-	if len(list) < 2 {
-		return nil, nil
-	}
-	var best *option
-	lo, hi := 1, len(list)-1
-	for lo <= hi && p.canSimulate() {
-		mid := (lo + hi) / 2
-		o, bl, err := p.evaluate(ctx, list[:mid+1])
-		if err != nil {
-			return nil, err
-		}
-		if bl != nil {
-			hi = mid - 1
-			continue
-		}
-		if best == nil || better(o, best) {
-			best = o
-		}
-		lo = mid + 1
-	}
-	return best, nil
-}
-
 // evaluate simulates removing set and returns the move, or why there is none.
-func (p *planner) evaluate(ctx context.Context, set []*nstate) (*option, *Blocked, error) {
+func (m consolidation) evaluate(ctx context.Context, p *planner, set []*nstate) (*option, *Blocked, error) {
 	sim, err := p.simulate(ctx, set)
 	if err != nil {
 		return nil, nil, err
@@ -218,7 +172,7 @@ func (p *planner) evaluate(ctx context.Context, set []*nstate) (*option, *Blocke
 		return nil, &Blocked{Code: CodePodsDoNotFit, Object: u.Pod, Message: fmt.Sprintf(
 			"pod %s would have nowhere to go: %s", u.Pod, u.Message)}, nil
 	}
-	c := p.command(nodeplan.ReasonUnderutilized, set, sim)
+	c := p.command(m, set, sim)
 	if len(sim.result.NodeClaims) > 0 {
 		claims, judged, bl := p.prices.judgeReplacement(set, c.Price, sim.result.NodeClaims)
 		if bl != nil {
@@ -244,7 +198,7 @@ func (p *planner) evaluate(ctx context.Context, set []*nstate) (*option, *Blocke
 
 // accept commits o if it still fits the budgets, the PDBs and — re-simulated if an earlier move
 // changed its destinations — the cluster.
-func (p *planner) accept(ctx context.Context, o *option) error {
+func (m consolidation) accept(ctx context.Context, p *planner, o *option) error {
 	single := len(o.set) == 1
 	blockAll := func(bl *Blocked) {
 		if single {
@@ -257,7 +211,7 @@ func (p *planner) accept(ctx context.Context, o *option) error {
 		case s.gone:
 		case s.receives:
 			if single {
-				s.blocked = p.receivesBlocker()
+				s.blocked = receivesBlocker()
 			}
 		default:
 			set = append(set, s)
@@ -271,7 +225,7 @@ func (p *planner) accept(ctx context.Context, o *option) error {
 		if len(set) < 2 || !p.canSimulate() {
 			return nil
 		}
-		no, bl, err := p.evaluate(ctx, set)
+		no, bl, err := m.evaluate(ctx, p, set)
 		if err != nil || bl != nil {
 			return err
 		}
@@ -281,7 +235,7 @@ func (p *planner) accept(ctx context.Context, o *option) error {
 	for _, s := range set {
 		count[s.in.NodePool]++
 	}
-	if bl := p.budgets.fits(count, nodeplan.ReasonUnderutilized); bl != nil {
+	if bl := p.budgets.fits(count, m.reason()); bl != nil {
 		blockAll(bl)
 		return nil
 	}
@@ -289,13 +243,13 @@ func (p *planner) accept(ctx context.Context, o *option) error {
 		blockAll(bl)
 		return nil
 	}
-	if p.stale(o) {
+	if m.stale(p, o) {
 		if !p.canSimulate() {
 			blockAll(&Blocked{Code: CodeOutranked, Message: fmt.Sprintf(
 				"a move chosen earlier in this pass changed where its pods would go, and the pass reached its limit of %d simulations before re-checking it; a later pass will", p.maxSims)})
 			return nil
 		}
-		no, bl, err := p.evaluate(ctx, set)
+		no, bl, err := m.evaluate(ctx, p, set)
 		if err != nil {
 			return err
 		}
@@ -317,7 +271,7 @@ func (p *planner) accept(ctx context.Context, o *option) error {
 
 // stale reports whether a move simulated earlier in the pass may no longer hold: a destination
 // it counted on changed since, or inter-pod terms make it depend on every earlier move.
-func (p *planner) stale(o *option) bool {
+func (m consolidation) stale(p *planner, o *option) bool {
 	if o.version == p.version {
 		return false
 	}
@@ -333,7 +287,7 @@ func (p *planner) stale(o *option) bool {
 	return false
 }
 
-func (p *planner) receivesBlocker() *Blocked {
+func receivesBlocker() *Blocked {
 	return &Blocked{Code: CodeReceivesPods, Message: "pods of another node disrupted in this pass are moving onto this node, so it stays this pass"}
 }
 
