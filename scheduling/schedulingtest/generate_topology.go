@@ -181,3 +181,68 @@ func genTopologyConstraints(t *rapid.T, spec *corev1.PodSpec, app string, apps [
 		spec.Affinity = a
 	}
 }
+
+// RackKey is a topology key no node, instance type or NodePool of [SpreadDomainInputs] has.
+const RackKey = "example.com/rack"
+
+// SpreadDomainInputs generates small inputs that [OptimalTopology] solves exactly, drawn where
+// a spread's domains depend on the pod (issue 27, items 1–3): one app label and one zone spread
+// (maxSkew 1–5, sometimes minDomains) shared by 1–3 deployments, each pinned by its node
+// selector to a zone or not pinned; a NodePool sometimes narrowed to fewer zones than the
+// instance types offer; up to two existing nodes in any zone, perhaps where the pool cannot
+// launch, perhaps full, running pods the spread counts; and sometimes a deployment with a
+// second DoNotSchedule spread over [RackKey], a key no node has. Every generated input passes
+// Input.Validate.
+func SpreadDomainInputs() *rapid.Generator[scheduling.Input] {
+	return rapid.Custom(generateSpreadDomains)
+}
+
+func generateSpreadDomains(t *rapid.T) scheduling.Input {
+	var in scheduling.Input
+	cfg := Config{Exact: true}.withDefaults()
+	zones := zoneNames[:rapid.IntRange(2, 3).Draw(t, "zones")]
+	for i := range rapid.IntRange(2, 3).Draw(t, "types") {
+		in.InstanceTypes = append(in.InstanceTypes, genType(t, i, zones, cfg))
+	}
+	np := nodeplan.NodePool{Name: "default"}
+	if chance(t, "pool-zone", 50) {
+		np.Template.Requirements = nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelZone,
+			zones[rapid.IntRange(0, len(zones)-1).Draw(t, "pool-zone-from"):]...))
+	}
+	in.NodePools = []nodeplan.NodePool{np}
+	spread := corev1.TopologySpreadConstraint{MaxSkew: int32(rapid.IntRange(1, 5).Draw(t, "max-skew")),
+		TopologyKey: nodeplan.LabelZone, WhenUnsatisfiable: corev1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}
+	if chance(t, "min-domains", 15) {
+		spread.MinDomains = new(int32(rapid.IntRange(2, 3).Draw(t, "min-domains")))
+	}
+	total := rapid.IntRange(2, MaxTopologyPods).Draw(t, "pods")
+	for d := 0; total > 0 && d < 3; d++ {
+		replicas := min(total, rapid.IntRange(1, 4).Draw(t, "replicas"))
+		if d == 2 {
+			replicas = total
+		}
+		total -= replicas
+		spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Resources: requests(
+			rapid.SampledFrom(podCPU).Draw(t, "cpu"), rapid.SampledFrom(podMemory).Draw(t, "memory"))}},
+			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{spread}}
+		if chance(t, "pinned", 70) {
+			spec.NodeSelector = map[string]string{nodeplan.LabelZone: rapid.SampledFrom(zones).Draw(t, "pinned-zone")}
+		}
+		if chance(t, "rack-spread", 15) {
+			rack := spread
+			rack.TopologyKey, rack.MinDomains = RackKey, nil
+			spec.TopologySpreadConstraints = append(spec.TopologySpreadConstraints, rack)
+		}
+		for r := range replicas {
+			in.Pods = append(in.Pods, &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("web-%d-%d", d, r), Labels: map[string]string{"app": "web"}},
+				Spec:       *spec.DeepCopy(),
+			})
+		}
+	}
+	for i := range rapid.IntRange(0, MaxTopologyNodes).Draw(t, "nodes") {
+		in.Nodes = append(in.Nodes, genNode(t, i, &in, []string{"web"}))
+	}
+	return in
+}

@@ -74,7 +74,8 @@ type TopologyRules struct {
 // ok is false, and nothing is computed, when in is out of scope: more than [MaxTopologyPods]
 // pending pods, [MaxTopologyTypes] types or [MaxTopologyNodes] existing nodes; other than one
 // NodePool, or one being deleted or not Ready; NodePool limits or minValues; in-flight NodeClaims; host ports on pending pods;
-// volumes with attach-limited nodes; spread or affinity over any other key, with
+// volumes with attach-limited nodes; spread (but a DoNotSchedule one over a key no node,
+// instance type or NodePool has, whose pods are never placed) or affinity over any other key, with
 // matchLabelKeys, mismatchLabelKeys or a nil label selector; more than one required affinity
 // term on a pod; node selectors on the hostname or
 // matchFields; and — unless Options.Preferences is PreferencesIgnore — any preference
@@ -140,14 +141,42 @@ func topologyInScope(in *scheduling.Input) bool {
 		}
 	}
 	for _, p := range pods {
-		if !podInScope(p, ignorePrefs, attachLimited) {
+		if !podInScope(p, ignorePrefs, attachLimited, func(key string) bool { return keyless(in, key) }) {
 			return false
 		}
 	}
 	return true
 }
 
-func podInScope(p *corev1.Pod, ignorePrefs, attachLimited bool) bool {
+// keyless reports whether no node of in, existing or launchable, can have the label key: no
+// existing node, instance type or NodePool template has it and no NodePool requires it.
+func keyless(in *scheduling.Input, key string) bool {
+	for _, n := range in.Nodes {
+		if n.Node == nil {
+			continue
+		}
+		if _, ok := n.Node.Labels[key]; ok {
+			return false
+		}
+	}
+	for _, it := range in.InstanceTypes {
+		if _, ok := it.Labels[key]; ok {
+			return false
+		}
+	}
+	for _, np := range in.NodePools {
+		if _, ok := np.Template.Labels[key]; ok {
+			return false
+		}
+		if _, ok := np.Template.Requirements.Get(key); ok {
+			return false
+		}
+	}
+	return true
+}
+
+// podInScope reports whether the search models p; keyless says whether no node can have a key.
+func podInScope(p *corev1.Pod, ignorePrefs, attachLimited bool, keyless func(string) bool) bool {
 	for _, c := range p.Spec.TopologySpreadConstraints {
 		if c.WhenUnsatisfiable != corev1.DoNotSchedule {
 			if ignorePrefs {
@@ -155,7 +184,9 @@ func podInScope(p *corev1.Pod, ignorePrefs, attachLimited bool) bool {
 			}
 			return false
 		}
-		if !topologyKey(c.TopologyKey) || len(c.MatchLabelKeys) > 0 || c.LabelSelector == nil {
+		// A DoNotSchedule spread over a key no node has is in scope: kube-scheduler's filter
+		// refuses every node without the key, so the pod is never placed.
+		if (!topologyKey(c.TopologyKey) && !keyless(c.TopologyKey)) || len(c.MatchLabelKeys) > 0 || c.LabelSelector == nil {
 			return false
 		}
 		if _, err := metav1.LabelSelectorAsSelector(c.LabelSelector); err != nil {
@@ -343,7 +374,9 @@ type topoSearch struct {
 	antiMask [numKeys][]uint
 	forbid   [numKeys][][]bool // per pod: domain ids running pods' anti-affinity rules out
 	spreads  [][]tspread
-	affs     []taff
+	// keyless are the pods with a DoNotSchedule spread over a key no node has: never placed.
+	keyless uint
+	affs    []taff
 
 	order  []int
 	same   []bool // same[pos]: order[pos] is interchangeable with order[pos-1]
@@ -636,6 +669,10 @@ func (s *topoSearch) spread(run []running, zoneID map[string]int) {
 	for i, p := range s.pods {
 		for _, c := range p.Spec.TopologySpreadConstraints {
 			if c.WhenUnsatisfiable != corev1.DoNotSchedule {
+				continue
+			}
+			if !topologyKey(c.TopologyKey) {
+				s.keyless |= 1 << i // in scope: no node has the key
 				continue
 			}
 			sel, _ := metav1.LabelSelectorAsSelector(c.LabelSelector) // in scope, so valid
@@ -941,6 +978,9 @@ func (s *topoSearch) spreadOK() bool {
 		t := s.where[i]
 		if t < 0 {
 			continue
+		}
+		if s.keyless&(1<<i) != 0 {
+			return false
 		}
 		for si := range s.spreads[i] {
 			if !s.spreadHolds(&s.spreads[i][si], t) {

@@ -298,6 +298,16 @@ func TestOptimalTopologyAgreesWithOptimal(t *testing.T) {
 	}
 }
 
+// A DoNotSchedule spread over a key no node, type or pool has: kube-scheduler binds the pod
+// nowhere, and the oracle places none.
+func TestOptimalTopologyKeylessSpreadPlacesNothing(t *testing.T) {
+	in := topologyInput(threeZones, nil, withSpread(appPods("web", 3, "1"), "example.com/rack", 1, nil))
+	cost, out, ok := schedulingtest.OptimalTopology(in, schedulingtest.TopologyRules{})
+	if !ok || cost != 0 || len(out) != 3 {
+		t.Errorf("OptimalTopology(spread over example.com/rack) = $%v, %v unplaced, ok %t; want $0, all 3, true", cost, out, ok)
+	}
+}
+
 func TestOptimalTopologyOutOfScope(t *testing.T) {
 	base := func() scheduling.Input {
 		return topologyInput(threeZones, nil, withSpread(appPods("web", 3, "1"), nodeplan.LabelZone, 1, nil))
@@ -315,8 +325,9 @@ func TestOptimalTopologyOutOfScope(t *testing.T) {
 		{"ScheduleAnyway", func(in *scheduling.Input) {
 			in.Pods[0].Spec.TopologySpreadConstraints[0].WhenUnsatisfiable = corev1.ScheduleAnyway
 		}},
-		{"another topology key", func(in *scheduling.Input) {
+		{"another topology key some type has", func(in *scheduling.Input) {
 			in.Pods[0].Spec.TopologySpreadConstraints[0].TopologyKey = "rack"
+			in.InstanceTypes[0].Labels = map[string]string{"rack": "r1"}
 		}},
 		{"matchLabelKeys", func(in *scheduling.Input) {
 			in.Pods[0].Spec.TopologySpreadConstraints[0].MatchLabelKeys = []string{"pod-template-hash"}
