@@ -164,7 +164,7 @@ func (p *problem) countsOf(g *group, f *spreadFam, carrier bool) countKind {
 		return countSure // carriers share the scope that decides the counted nodes
 	}
 	r := f.rep
-	if counted := countedAlts(r, f.s); !unrestricted(counted) && !slices.EqualFunc(g.nodeAlts, counted, nodeplan.Requirements.Equal) {
+	if counted := countedAlts(r, f.s); !topology.WholeDomains(counted, f.s.Key) && !slices.EqualFunc(g.nodeAlts, counted, nodeplan.Requirements.Equal) {
 		return countMaybe
 	}
 	if f.s.HonorTaints {
@@ -283,8 +283,8 @@ func (p *problem) splitSpreads(active, check []*spreadFam, running []existingPod
 			p.countDomains(f, running)
 		}
 	}
+	p.blockNoKey(check, active)
 	for _, key := range keys {
-		p.blockNoKey(byKey[key], active)
 		// A family whose matching pods cannot leave any domain more than maxSkew above
 		// another, wherever they go, needs no pins.
 		fams := slices.DeleteFunc(slices.Clone(byKey[key]), p.slack)
@@ -317,7 +317,7 @@ func (p *problem) splitSpreads(active, check []*spreadFam, running []existingPod
 // node the spread counts: the pods' own selection or taints say why, in packing.)
 func (p *problem) blockNoKey(fams, active []*spreadFam) {
 	for _, f := range fams {
-		if len(f.Domains) > 0 || !f.s.Hard || topology.Labelled(f.Key) || !slices.Contains(active, f) {
+		if len(f.Domains) > 0 || !f.s.Hard || topology.Labelled(f.s.Key) || !slices.Contains(active, f) {
 			continue
 		}
 		for _, g := range p.groups {
@@ -366,6 +366,10 @@ func (p *problem) spreadMembers(key string, fams, active []*spreadFam, done map[
 			continue
 		}
 		m.Domains = byPrice(p.domains(g, key))
+		if len(m.Domains) == 0 && len(m.Carries) == 0 {
+			// Only counted, and no node it may go to has the key: it counts nowhere.
+			continue
+		}
 		if h := g.with; h != nil {
 			// It goes onto the nodes of the group it follows: into that group's
 			// domain, once that is known.

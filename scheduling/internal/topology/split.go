@@ -44,6 +44,10 @@ func Assign(movers, carriers []*Member) {
 		for m.Left > 0 && m.assignOne() {
 		}
 	}
+	// Carriers with fewer domains first in each round: one that may go to a single domain
+	// takes its share there before others, who could go elsewhere, fill it.
+	carriers = slices.Clone(carriers)
+	slices.SortStableFunc(carriers, func(a, b *Member) int { return len(a.Domains) - len(b.Domains) })
 	for progress := true; progress; {
 		progress = false
 		for _, m := range carriers {

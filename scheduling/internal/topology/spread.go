@@ -120,3 +120,17 @@ func (s Spread) Scope(affinity []nodeplan.Requirements, keys []string, toleratio
 	}
 	return b.String()
 }
+
+// WholeDomains reports whether counted (a node selection Counted returned) admits a node by
+// its value of key alone: then every node of a domain the constraint counts is counted, and
+// so is every pod placed there, whatever its own node selection.
+func WholeDomains(counted []nodeplan.Requirements, key string) bool {
+	for _, a := range counted {
+		for _, k := range a.Keys() {
+			if k != key {
+				return false
+			}
+		}
+	}
+	return true
+}

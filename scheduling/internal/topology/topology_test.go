@@ -175,3 +175,21 @@ func TestAssignLeavesPodsWithoutRoomUnexplained(t *testing.T) {
 		t.Errorf("Assign() = %v parts, %d left, stuck %t, why %q; want [1], 2, true, no reason", m.Parts, m.Left, m.Stuck, m.Why)
 	}
 }
+
+func TestWholeDomains(t *testing.T) {
+	zone := nodeplan.NewRequirements(nodeplan.In(nodeplan.LabelZone, "a", "b"))
+	for _, tc := range []struct {
+		name    string
+		counted []nodeplan.Requirements
+		want    bool
+	}{
+		{"any node", []nodeplan.Requirements{nodeplan.NewRequirements()}, true},
+		{"zone only", []nodeplan.Requirements{zone}, true},
+		{"zone and type", []nodeplan.Requirements{zone.Add(nodeplan.In(nodeplan.LabelInstanceType, "m"))}, false},
+		{"zone and rack key", []nodeplan.Requirements{zone.Add(nodeplan.Exists("example.com/rack"))}, false},
+	} {
+		if got := WholeDomains(tc.counted, nodeplan.LabelZone); got != tc.want {
+			t.Errorf("WholeDomains(%s) = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
