@@ -33,7 +33,18 @@
 // so some pending pod can always bind next, whatever the order (see scheduling/spread.go and
 // spreadwait.go) — and for affinity that a pod's partners are pods that bind without it.
 //
-// Every planned pod must bind, on its planned node. TestDisruptionMovesBind does the same for
+// Every planned pod must bind, on its planned node. That is soundness. Completeness is the
+// other half: a pod left pending that Kubernetes would place is an outage nobody sees in a cost
+// table. So [Cluster.Complete] then registers one candidate Node for every (NodePool, instance
+// type, zone, capacity type) the pools could still launch — modelled exactly as the plan's
+// nodes, within the pools' limits — and submits every pod the plan left unplaced, free to go
+// anywhere. A pod kube-scheduler binds was wrongly refused, unless its explanation names a
+// budget the candidate breaks (minValues, judged on its own). The generator draws the shapes
+// where completeness is at stake: per-zone deployments sharing one spread, pools that cannot
+// launch in every zone, spreads over a key no node has, preferred terms no node meets above
+// lighter ones, minValues, unavailable offerings.
+//
+// TestDisruptionMovesBind does the same for
 // the disruption planner: a cluster built that way is scaled down by about half, one
 // disruption.Plan pass runs, its replacements are registered as modelled, its candidates
 // tainted karpenter.sh/disrupted:NoSchedule and drained, and each moved pod — recreated as its

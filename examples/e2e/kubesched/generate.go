@@ -153,6 +153,12 @@ func (g *gen) nodePools() []nodeplan.NodePool {
 			nodeplan.In(nodeplan.LabelArch, "amd64"),
 		),
 	}}
+	if g.chance(15) {
+		// Karpenter's launch flexibility: at least 2 to 4 instance types per claim.
+		it, _ := nodeplan.NewRequirement(nodeplan.LabelInstanceType, corev1.NodeSelectorOpExists)
+		it.MinValues = 2 + g.pick(3)
+		general.Template.Requirements = general.Template.Requirements.Add(it)
+	}
 	if g.chance(50) {
 		general.Template.Labels = map[string]string{"pool": "general"}
 	}
@@ -266,12 +272,41 @@ func (g *gen) deployments(n int) {
 		app := fmt.Sprintf("app-%d", i)
 		ns := pickOf(g, namespaces)
 		labels := map[string]string{"app": app, "my-label": pickOf(g, labelValues)}
+		if g.chance(8) {
+			g.zonalSiblings(ns, app, labels, replicas)
+			continue
+		}
 		spec := g.podSpec(app)
 		g.apps = append(g.apps, app)
 		for r := range replicas {
 			g.pods = append(g.pods, &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", app, r), Labels: labels,
 					OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app, UID: k8stypes.UID("rs-" + dnsName(app)), Controller: ptr.To(true)}}},
+				Spec: *spec.DeepCopy(),
+			})
+		}
+	}
+}
+
+// zonalSiblings draws per-zone deployments of one app, the shape of a service deployed once per
+// zone: each pinned to its zone by a nodeSelector, all with the same labels and one zone spread
+// over them (maxSkew 1). kube-scheduler's default nodeAffinityPolicy Honor counts, for each
+// pod, only the zones its own selector admits, so every pod has a domain however uneven the
+// replica counts.
+func (g *gen) zonalSiblings(ns, app string, labels map[string]string, replicas int) {
+	g.apps = append(g.apps, app)
+	for zi, zone := range subset(g, g.zones) {
+		spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: app,
+			Resources: requests(pickOf(g, cpus[:4]), pickOf(g, memories[:4]))}}}
+		spec.NodeSelector = map[string]string{nodeplan.LabelZone: zone}
+		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: nodeplan.LabelZone,
+			WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}
+		g.tolerations(&spec)
+		name := fmt.Sprintf("%s-%s", app, zone)
+		for r := range 1 + g.pick(max(1, replicas)) {
+			g.pods = append(g.pods, &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", name, r), Labels: labels,
+					OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: k8stypes.UID(fmt.Sprintf("rs-%s-%d", dnsName(app), zi)), Controller: ptr.To(true)}}},
 				Spec: *spec.DeepCopy(),
 			})
 		}
@@ -339,6 +374,13 @@ func (g *gen) nodeConstraints(spec *corev1.PodSpec) {
 		}
 		spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.PreferredSchedulingTerm{{Weight: 50,
 			Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: nodeplan.LabelCapacityType, Operator: corev1.NodeSelectorOpIn, Values: []string{string(nodeplan.CapacityTypeSpot)}}}}}}
+		if g.chance(40) {
+			// A heavier term no node can meet, the shape of a preference for a zone or a
+			// family the pools do not offer: relaxing it must not relax the lighter one too.
+			spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append([]corev1.PreferredSchedulingTerm{{Weight: 100,
+				Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: nodeplan.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"nowhere-1z"}}}}}},
+				spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution...)
+		}
 	}
 }
 
@@ -397,6 +439,11 @@ func (g *gen) spread(spec *corev1.PodSpec, app string) {
 		}
 		if c.WhenUnsatisfiable == corev1.DoNotSchedule && c.TopologyKey == nodeplan.LabelZone && g.chance(25) {
 			c.MinDomains = ptr.To(int32(len(g.zones)))
+		}
+		if g.chance(4) {
+			// A key no node carries: kube-scheduler filters out every node without it, so a
+			// DoNotSchedule carrier can never bind and must be left unplaced.
+			c.TopologyKey = "example.com/rack"
 		}
 		if g.chance(30) {
 			c.NodeAffinityPolicy = ptr.To(pickOf(g, []corev1.NodeInclusionPolicy{corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicyIgnore}))

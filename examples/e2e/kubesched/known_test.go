@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/scheduling"
 )
 
 // The differences between nodeplan's plans and kube-scheduler that are reported in
@@ -36,6 +37,18 @@ const (
 	// a pod back, and the checker and the oracle refuse such plans (scheduling/spreadwait.go).
 	knownSpreadWaits = "spread carriers waiting on each other"
 )
+
+// knownIncomplete are the classes of wrong refusal the completeness half has found and the
+// solver does not fix yet, by the reason code the plan gives: such a pod is logged and counted,
+// any other wrong refusal fails the test.
+var knownIncomplete = map[scheduling.Reason]string{
+	// Found by the first completeness run (3 default seeds, 8 pods, all from Karpenter's
+	// makeDiversePods mix): pods with required hostname or zone affinity whose partners the
+	// plan left unplaced, or placed on nodes without room. kube-scheduler binds them in a
+	// chain — one partner on a fresh node, the others beside it — where the solver only lets
+	// a follower join partners it has already placed.
+	scheduling.ReasonPodAffinity: "affinity partners among the unplaced pods",
+}
 
 // knownOpen lists the classes still open.
 var knownOpen = map[string]bool{}

@@ -55,6 +55,9 @@ type tally struct {
 	seeds, pods, planned, nodes, daemonPods, refused, refusedDaemon, unplaced int
 	unpinnedBound, unpinnedTotal                                              int
 	known                                                                     map[string]int // refusals of a known open class
+	// The completeness half: candidate nodes registered, unplaced pods submitted to them, and
+	// those kube-scheduler bound (wrongly refused) or bound only past a budget (justified).
+	candidates, submittedUnplaced, wronglyRefused, justified int
 }
 
 // TestPlansBind is the differential test: random clusters solved by nodeplan, the planned
@@ -72,6 +75,8 @@ func TestPlansBind(t *testing.T) {
 	}
 	t.Logf("kube-scheduler differential: %d seeds, %d pods (%d planned onto %d nodes, %d left unplaced by the plan), %d DaemonSet pods; refused: %d pods, %d DaemonSet pods",
 		sum.seeds, sum.pods, sum.planned, sum.nodes, sum.unplaced, sum.daemonPods, sum.refused, sum.refusedDaemon)
+	t.Logf("completeness: %d unplaced pods submitted beside %d candidate nodes; wrongly refused (kube-scheduler bound them): %d; bound only past a budget their explanation names: %d",
+		sum.submittedUnplaced, sum.candidates, sum.wronglyRefused, sum.justified)
 	if len(sum.known) > 0 {
 		t.Logf("of the refusals, known open differences (FINDINGS.md): %v", sum.known)
 	}
@@ -81,8 +86,16 @@ func TestPlansBind(t *testing.T) {
 }
 
 func runCase(t *testing.T, c Case, sum *tally) {
-	rep, err := Run(t.Context(), c.Input, Options{})
+	rep, err := Plan(t.Context(), c.Input)
 	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := StartCluster(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	if err := cl.Provision(t.Context(), &rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	in := rep.Input
@@ -117,6 +130,23 @@ func runCase(t *testing.T, c Case, sum *tally) {
 			t.Logf("seed %d: scheduling/check accepts the plan kube-scheduler refused", c.Seed)
 		}
 		t.Logf("seed %d: %d of %d planned pods refused; plan: %s", c.Seed, len(rep.Refused), len(rep.Planned), DescribePlan(rep.Result))
+	}
+	comp, err := cl.Complete(t.Context(), &rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum.candidates += comp.Candidates
+	sum.submittedUnplaced += comp.Unplaced
+	sum.wronglyRefused += len(comp.WronglyRefused)
+	sum.justified += len(comp.Justified)
+	for _, k := range slices.Sorted(maps.Keys(comp.WronglyRefused)) {
+		r := comp.WronglyRefused[k]
+		report := t.Errorf
+		if class := knownIncomplete[r.Code]; class != "" {
+			report = t.Logf
+			sum.known["incomplete: "+class]++
+		}
+		report("pod %s left unplaced by the plan, but kube-scheduler binds it beside the nodes the pools could launch: %s", k, r.Message)
 	}
 	if os.Getenv(unpinnedEnv) == "1" {
 		free, err := Run(t.Context(), c.Input, Options{Unpinned: true})
