@@ -42,6 +42,9 @@ type NodeClaim struct {
 	// join nodes with a token (the EC2 provider's kubeadm join) write it into the node's
 	// userData; others ignore it. Empty: the provider's own configuration decides.
 	BootstrapToken string
+	// DeletionTimestamp, when set, says the claim is being deleted (its
+	// metadata.deletionTimestamp): its node is going away, so the solver places no pod on it.
+	DeletionTimestamp *time.Time `json:",omitempty"`
 
 	// Status is what was launched; zero until then.
 	Status NodeClaimStatus

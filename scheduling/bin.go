@@ -57,6 +57,9 @@ func (p *problem) buildBins(in *Input) error {
 			pl.used0.add(capacity)
 			pl.nodes0++
 		}
+		if c.DeletionTimestamp != nil {
+			continue // counts for its pool's limits until it is gone, takes no pod
+		}
 		p.bins = append(p.bins, p.claimBin(in, c, pl, alloc))
 	}
 	// Best fit: the fullest room first, so big holes stay for big pods.

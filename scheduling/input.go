@@ -33,7 +33,8 @@ type Input struct {
 	Nodes []Node
 	// NodeClaims are claims launched or about to be, whose nodes have not registered yet. Pending
 	// pods use their spare room before new claims are made. Status.Allocatable (or, before
-	// launch, the smallest instance-type option) gives their size.
+	// launch, the smallest instance-type option) gives their size. A claim being deleted
+	// (DeletionTimestamp) takes no pod but counts for its pool's limits.
 	NodeClaims []nodeplan.NodeClaim
 	// Namespaces give the labels that pod-affinity namespaceSelectors match.
 	Namespaces []*corev1.Namespace

@@ -161,6 +161,8 @@ func (c *checker) accounting() {
 		where := fmt.Sprintf("in-flight claim %q", pl.Name)
 		if t == nil {
 			c.fail(RuleTarget, where, "is not an in-flight NodeClaim of the input")
+		} else if c.claimDeleting(pl.Name) && len(pl.Pods) > 0 {
+			c.fail(RuleTarget, where, "is being deleted but gets pods %v", pl.Pods)
 		}
 		for _, k := range pl.Pods {
 			c.place(seen, k, where, t)
@@ -217,6 +219,16 @@ func (c *checker) targetUsable(t *target, pl scheduling.Placement) {
 	if t.node.NoNewPods && len(pl.Pods) > 0 {
 		c.fail(RuleTarget, t.desc, "takes no new pods (NoNewPods) but gets pods %v", pl.Pods)
 	}
+}
+
+// claimDeleting reports whether the input's in-flight claim of this name is being deleted.
+func (c *checker) claimDeleting(name string) bool {
+	for i := range c.in.NodeClaims {
+		if c.in.NodeClaims[i].Name == name {
+			return c.in.NodeClaims[i].DeletionTimestamp != nil
+		}
+	}
+	return false
 }
 
 // order checks the documented order of every slice in the result.
