@@ -33,6 +33,7 @@ const (
 	clusterNodePools      = "cluster nodepools"
 	clusterEC2NodeClasses = "cluster ec2nodeclasses"
 	clusterNodeOverlays   = "cluster nodeoverlays"
+	clusterNodeClaims     = "cluster nodeclaims"
 	clusterDaemonSets     = "cluster daemonsets"
 	clusterPDBs           = "cluster poddisruptionbudgets"
 )
@@ -41,6 +42,7 @@ var (
 	nodePoolsResource      = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
 	ec2NodeClassesResource = schema.GroupVersionResource{Group: "karpenter.k8s.aws", Version: "v1", Resource: "ec2nodeclasses"}
 	nodeOverlaysResource   = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1alpha1", Resource: "nodeoverlays"}
+	nodeClaimsResource     = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
 )
 
 // listPageSize is the page size of every list: large clusters are read in pages so that neither
@@ -137,6 +139,7 @@ func (r clusterReader) read(ctx context.Context) (map[string][]byte, error) {
 		{clusterNodePools, nodePoolsResource, true},
 		{clusterEC2NodeClasses, ec2NodeClassesResource, false},
 		{clusterNodeOverlays, nodeOverlaysResource, false},
+		{clusterNodeClaims, nodeClaimsResource, false},
 	} {
 		items, err := r.listAll(ctx, k.name, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return r.dynamic.Resource(k.resource).List(ctx, o)
@@ -236,6 +239,7 @@ func useClusterDocs(docs map[string][]byte, files *inputFiles) func(string) ([]b
 	fill(&files.nodePools, clusterNodePools)
 	fill(&files.nodeClasses, clusterEC2NodeClasses)
 	fill(&files.nodeOverlays, clusterNodeOverlays)
+	fill(&files.nodeClaims, clusterNodeClaims)
 	fill(&files.daemonSets, clusterDaemonSets)
 	fill(&files.pdbs, clusterPDBs)
 	return func(name string) ([]byte, error) {

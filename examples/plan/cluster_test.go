@@ -69,6 +69,11 @@ func fakeClusterClients(t *testing.T) (verbs *[]string, kube *kubefake.Clientset
 	if err != nil {
 		t.Fatal(err)
 	}
+	claims, err := os.ReadFile("testdata/inflight/nodeclaims.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = append(append(raw, "\n---\n"...), claims...)
 	var dynObjs []runtime.Object
 	for _, doc := range strings.Split(string(raw), "\n---\n") {
 		var u unstructured.Unstructured
@@ -90,6 +95,7 @@ func fakeClusterClients(t *testing.T) (verbs *[]string, kube *kubefake.Clientset
 		nodePoolsResource:      "NodePoolList",
 		ec2NodeClassesResource: "EC2NodeClassList",
 		nodeOverlaysResource:   "NodeOverlayList",
+		nodeClaimsResource:     "NodeClaimList",
 	}, dynObjs...)
 
 	var recorded []string
@@ -113,7 +119,7 @@ func TestClusterGivesTheSamePlanAsFiles(t *testing.T) {
 		name        string
 		files, live []string
 	}{
-		{"provision", args([]string{"provision"}, pods, nodePools, catalog, ds, nodes, []string{"-o", "json"}),
+		{"provision", args([]string{"provision"}, pods, nodePools, catalog, ds, nodes, nodeClaims, []string{"-o", "json"}),
 			args([]string{"provision", "--kubeconfig", "fake"}, catalog, []string{"-o", "json"})},
 		{"disrupt", args([]string{"disrupt"}, pods, nodes, nodePools, catalog, ds, []string{"--pdbs", "testdata/pdbs.yaml", "--now", "2026-11-22T10:00:00Z", "-o", "json"}),
 			args([]string{"disrupt", "--kubeconfig", "fake"}, catalog, []string{"--now", "2026-11-22T10:00:00Z", "-o", "json"})},
@@ -163,6 +169,7 @@ func TestClusterListsInPages(t *testing.T) {
 	})
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		nodePoolsResource: "NodePoolList", ec2NodeClassesResource: "EC2NodeClassList", nodeOverlaysResource: "NodeOverlayList",
+		nodeClaimsResource: "NodeClaimList",
 	})
 	var progress strings.Builder
 	docs, err := clusterReader{kube: kube, dynamic: dyn, progress: &progress}.read(t.Context())

@@ -64,11 +64,18 @@
 // Plans weigh both, and their cost includes both: provision's last line says how much of the
 // total it is ("total $1.4066/h ($1.0666/h of it node cost), ..., 1 node"), its JSON nodeCost.
 //
+// --nodeclaims FILE (or, from a cluster, its karpenter.sh/v1 NodeClaims) gives the launches in
+// flight: a NodeClaim whose Node is not in the snapshot (by status.nodeName or providerID) is
+// room pending pods use before any new node, at its status.allocatable once launched, else the
+// smallest of its instance types; one being deleted takes no pod but counts for its pool's
+// limits. A claim whose Node is there is that node.
+//
 // Take the snapshot with
 //
 //	kubectl get pods -A -o yaml > pods.yaml
 //	kubectl get nodes -o yaml > nodes.yaml
 //	kubectl get nodepools -o yaml > nodepools.yaml
+//	kubectl get nodeclaims -o yaml > nodeclaims.yaml
 //	kubectl get daemonsets -A -o yaml > ds.yaml
 //	kubectl get pdb -A -o yaml > pdbs.yaml
 //
@@ -97,6 +104,7 @@
 //	{"nodeClaims": [{"nodePool", "instanceType", "zone", "capacityType", "price",
 //	                 "instanceTypeOptions": [names], "pods": ["namespace/name"]}],
 //	 "existingNodes": [{"node", "pods": ["namespace/name"]}],
+//	 "inFlightNodeClaims": [{"nodeClaim", "pods": ["namespace/name"]}],
 //	 "unschedulable": [{"pod", "code", "reason"}],
 //	 "totalPrice", "lowerBound", "solveSeconds"}
 //

@@ -14,7 +14,7 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-const provisionSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--pvcs FILE --pvs FILE --storageclasses FILE] [--node-cost $/h] [-o text|json]"
+const provisionSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--nodeclaims FILE] [--pvcs FILE --pvs FILE --storageclasses FILE] [--node-cost $/h] [-o text|json]"
 
 // provision runs the solver on the snapshot and writes its plan to out.
 func provision(ctx context.Context, args []string, out, stderr io.Writer) error {
@@ -27,6 +27,7 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	f.StringVar(&files.catalog, "catalog", "", "`FILE` of the instance catalog: a JSON object with an instanceTypes array (default: built for the region, see plan catalog)")
 	f.StringVar(&files.daemonSets, "daemonsets", "", "`FILE` of apps/v1 DaemonSets whose pods run on new nodes (optional)")
 	f.StringVar(&files.nodes, "nodes", "", "`FILE` of existing Nodes, whose free room pending pods use first (optional)")
+	f.StringVar(&files.nodeClaims, "nodeclaims", "", "`FILE` of Karpenter v1 NodeClaims; those whose Node is not in --nodes yet are launches in flight, whose room pending pods use first (optional)")
 	f.StringVar(&files.pvcs, "pvcs", "", "`FILE` of PersistentVolumeClaims: pending pods go where their volumes are (optional)")
 	f.StringVar(&files.pvs, "pvs", "", "`FILE` of PersistentVolumes, whose node affinity gives a bound claim's zone (optional)")
 	f.StringVar(&files.storageClasses, "storageclasses", "", "`FILE` of storage.k8s.io/v1 StorageClasses, whose allowedTopologies give an unbound claim's zones (optional)")
@@ -42,6 +43,13 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 		return err
 	}
 	in := provisionInput(snap, *nodeCost, time.Now())
+	switch n := len(in.NodeClaims); n {
+	case 0:
+	case 1:
+		snap.notices = append(snap.notices, "1 NodeClaim without a Node yet is a launch in flight: pending pods use its room first")
+	default:
+		snap.notices = append(snap.notices, fmt.Sprintf("%d NodeClaims without a Node yet are launches in flight: pending pods use their room first", n))
+	}
 	if moved := len(in.Pods) - len(snap.pending); moved > 0 {
 		snap.notices = append(snap.notices, fmt.Sprintf("%d pods on nodes being deleted (deletionTimestamp or %s:NoSchedule) are planned for as pending: Karpenter provisions their room before they are evicted",
 			moved, nodeplan.TaintDisrupted))
@@ -97,10 +105,33 @@ func provisionInput(snap *snapshot, nodeCost float64, now time.Time) scheduling.
 	for _, n := range snap.nodes {
 		in.Nodes = append(in.Nodes, scheduling.Node{Node: n.node, Pods: n.pods})
 	}
+	in.NodeClaims = inFlight(snap)
 	moving, nodes := scheduling.DeletingNodePods(in.Nodes, now)
 	if len(moving) > 0 {
 		in.Pods = append(slices.Clone(in.Pods), moving...)
 		in.Nodes = nodes
 	}
 	return in
+}
+
+// inFlight is the snapshot's NodeClaims whose Node is not among its nodes (by status.nodeName
+// or providerID), as Karpenter's cluster state counts a claim and its node as one: a
+// registered claim's room is the node's. Claims being deleted are kept; the solver counts them
+// for their pool's limits and places nothing on them.
+func inFlight(snap *snapshot) []nodeplan.NodeClaim {
+	names, ids := map[string]bool{}, map[string]bool{}
+	for _, n := range snap.nodes {
+		names[n.node.Name] = true
+		if n.node.Spec.ProviderID != "" {
+			ids[n.node.Spec.ProviderID] = true
+		}
+	}
+	var out []nodeplan.NodeClaim
+	for _, c := range snap.claims {
+		if names[c.Status.NodeName] || ids[c.Status.ProviderID] {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -15,9 +15,11 @@ import (
 // provisionReport is what provision -o json prints. Every slice is present (empty rather than
 // null) and in the solver's stable order.
 type provisionReport struct {
-	NodeClaims    []claimReport         `json:"nodeClaims"`
-	ExistingNodes []placementReport     `json:"existingNodes"`
-	Unschedulable []unschedulableReport `json:"unschedulable"`
+	NodeClaims    []claimReport     `json:"nodeClaims"`
+	ExistingNodes []placementReport `json:"existingNodes"`
+	// InFlightNodeClaims are pending pods placed on NodeClaims launched but not registered.
+	InFlightNodeClaims []inFlightReport      `json:"inFlightNodeClaims"`
+	Unschedulable      []unschedulableReport `json:"unschedulable"`
 	// TotalPrice is the $/h of the new nodes; LowerBound a $/h no plan can beat.
 	TotalPrice float64 `json:"totalPrice"`
 	// NodeCost is the part of TotalPrice the nodes cost beyond their instances: --node-cost
@@ -51,6 +53,12 @@ type placementReport struct {
 	Pods []string `json:"pods"`
 }
 
+// inFlightReport is pending pods placed on a NodeClaim whose node has not registered.
+type inFlightReport struct {
+	NodeClaim string   `json:"nodeClaim"`
+	Pods      []string `json:"pods"`
+}
+
 // unschedulableReport is a pod that cannot be placed: a stable code and a sentence per NodePool.
 type unschedulableReport struct {
 	Pod    string `json:"pod"`
@@ -60,14 +68,15 @@ type unschedulableReport struct {
 
 func newProvisionReport(res scheduling.Result, elapsed time.Duration) provisionReport {
 	rep := provisionReport{
-		NodeClaims:    []claimReport{},
-		ExistingNodes: []placementReport{},
-		Unschedulable: []unschedulableReport{},
-		TotalPrice:    roundPrice(res.Cost),
-		NodeCost:      roundPrice(res.NodeCost),
-		LowerBound:    roundPrice(res.LowerBound),
-		SolveSeconds:  elapsed.Seconds(),
-		Notices:       []string{},
+		NodeClaims:         []claimReport{},
+		ExistingNodes:      []placementReport{},
+		InFlightNodeClaims: []inFlightReport{},
+		Unschedulable:      []unschedulableReport{},
+		TotalPrice:         roundPrice(res.Cost),
+		NodeCost:           roundPrice(res.NodeCost),
+		LowerBound:         roundPrice(res.LowerBound),
+		SolveSeconds:       elapsed.Seconds(),
+		Notices:            []string{},
 	}
 	for _, c := range res.NodeClaims {
 		rep.NodeClaims = append(rep.NodeClaims, claimReport{
@@ -82,6 +91,9 @@ func newProvisionReport(res scheduling.Result, elapsed time.Duration) provisionR
 	}
 	for _, p := range res.Existing {
 		rep.ExistingNodes = append(rep.ExistingNodes, placementReport{Node: p.Name, Pods: nonNil(p.Pods)})
+	}
+	for _, p := range res.InFlight {
+		rep.InFlightNodeClaims = append(rep.InFlightNodeClaims, inFlightReport{NodeClaim: p.Name, Pods: nonNil(p.Pods)})
 	}
 	for _, u := range res.Unschedulable {
 		rep.Unschedulable = append(rep.Unschedulable, unschedulableReport{Pod: u.Pod, Code: string(u.Code), Reason: u.Message})
@@ -123,6 +135,14 @@ func (rep provisionReport) writeText(w io.Writer, res scheduling.Result) error {
 		fmt.Fprintf(tw, "NODE\tPLACED\tPODS\n")
 		for _, p := range rep.ExistingNodes {
 			fmt.Fprintf(tw, "%s\t%d\t%s\n", p.Node, len(p.Pods), abbreviate(p.Pods, 3))
+		}
+		fmt.Fprintln(tw)
+	}
+	if len(rep.InFlightNodeClaims) > 0 {
+		fmt.Fprintf(tw, "ON IN-FLIGHT NODECLAIMS\n")
+		fmt.Fprintf(tw, "NODECLAIM\tPLACED\tPODS\n")
+		for _, p := range rep.InFlightNodeClaims {
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", p.NodeClaim, len(p.Pods), abbreviate(p.Pods, 3))
 		}
 		fmt.Fprintln(tw)
 	}

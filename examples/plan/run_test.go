@@ -21,8 +21,10 @@ var (
 	pods      = []string{"--pods", "testdata/pods.yaml"}
 	nodes     = []string{"--nodes", "testdata/nodes.yaml"}
 	nodePools = []string{"--nodepools", "testdata/nodepools.yaml"}
-	catalog   = []string{"--catalog", "testdata/catalog.json"}
-	ds        = []string{"--daemonsets", "testdata/ds.yaml"}
+	// nodeClaims are in flight: one launched whose Node has not registered, one that is a node.
+	nodeClaims = []string{"--nodeclaims", "testdata/inflight/nodeclaims.yaml"}
+	catalog    = []string{"--catalog", "testdata/catalog.json"}
+	ds         = []string{"--daemonsets", "testdata/ds.yaml"}
 )
 
 func args(parts ...[]string) []string { return slices.Concat(parts...) }
@@ -137,7 +139,7 @@ func TestProvisionJSONShape(t *testing.T) {
 		got  []string
 		want []string
 	}{
-		{"top level", top, []string{"comparison", "existingNodes", "lowerBound", "nodeClaims", "nodeCost", "notices", "solveSeconds", "totalPrice", "unschedulable"}},
+		{"top level", top, []string{"comparison", "existingNodes", "inFlightNodeClaims", "lowerBound", "nodeClaims", "nodeCost", "notices", "solveSeconds", "totalPrice", "unschedulable"}},
 		{"comparison", keysOf(v["comparison"]), []string{"currentCost", "currentNodes", "lowerBound", "replannedCost", "replannedNodes", "unplaced", "unpriced", "withPlanCost", "withPlanNodes"}},
 		{"nodeClaims", keysOf(v["nodeClaims"]), []string{"capacityType", "instanceType", "instanceTypeOptions", "nodePool", "pods", "price", "zone"}},
 		{"existingNodes", keysOf(v["existingNodes"]), []string{"node", "pods"}},

@@ -19,6 +19,8 @@ import (
 // inputFiles are the files named on the command line; empty means not given.
 type inputFiles struct {
 	pods, nodes, nodePools, nodeClasses, nodeOverlays, catalog, daemonSets, pdbs string
+	// nodeClaims are Karpenter NodeClaims: launches in flight (optional).
+	nodeClaims string
 	// pvcs, pvs and storageClasses describe the pods' volumes (optional).
 	pvcs, pvs, storageClasses string
 }
@@ -30,7 +32,9 @@ type snapshot struct {
 	pools    []nodeplan.NodePool
 	classes  []ec2.NodeClass
 	overlays []nodeplan.NodeOverlay
-	catalog  []nodeplan.InstanceType
+	// claims are the NodeClaims given, those whose node is in nodes included (inFlight picks).
+	claims  []nodeplan.NodeClaim
+	catalog []nodeplan.InstanceType
 	// poolCatalog has a pool's own catalog where its node class changes what nodes allocate;
 	// only built catalogs have it.
 	poolCatalog map[string][]nodeplan.InstanceType
@@ -94,6 +98,11 @@ func loadSnapshot(files inputFiles, l load.Loader) (*snapshot, error) {
 	}
 	if files.nodeOverlays != "" {
 		if s.overlays, err = l.NodeOverlays(files.nodeOverlays); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if files.nodeClaims != "" {
+		if s.claims, err = l.NodeClaims(files.nodeClaims); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -142,7 +142,7 @@ func TestShadowRBACIsReadOnlyAndSufficient(t *testing.T) {
 		t.Fatalf("plan provision = %d: %s", code, stderr)
 	}
 	groups := map[string]string{"pods": "", "nodes": "", "daemonsets": "apps", "poddisruptionbudgets": "policy",
-		"nodepools": "karpenter.sh", "nodeoverlays": "karpenter.sh", "ec2nodeclasses": "karpenter.k8s.aws"}
+		"nodepools": "karpenter.sh", "nodeoverlays": "karpenter.sh", "nodeclaims": "karpenter.sh", "ec2nodeclasses": "karpenter.k8s.aws"}
 	for _, v := range *verbs {
 		res := strings.TrimPrefix(v, "list ")
 		g, ok := groups[res]

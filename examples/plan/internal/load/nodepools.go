@@ -37,6 +37,20 @@ func (l *Loader) EC2NodeClasses(file string) ([]ec2.NodeClass, error) {
 	return classes, nil
 }
 
+// NodeClaims reads Karpenter v1 NodeClaims (see [nodeplan.DecodeNodeClaims]); other kinds in
+// the same stream are left to their own readers.
+func (l *Loader) NodeClaims(file string) ([]nodeplan.NodeClaim, error) {
+	data, err := l.readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	claims, err := nodeplan.DecodeNodeClaims(data)
+	if err != nil {
+		return nil, eachInFile(file, err)
+	}
+	return claims, nil
+}
+
 // NodeOverlays reads Karpenter NodeOverlays (see [nodeplan.DecodeNodeOverlays]); other kinds in
 // the same stream are left to their own readers.
 func (l *Loader) NodeOverlays(file string) ([]nodeplan.NodeOverlay, error) {
