@@ -3,9 +3,7 @@ package sim
 import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -41,21 +39,14 @@ func subresources(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc {
 // with the same Eviction API and binding and working watches, whose reactors are its own. Give
 // it to the component under test and prepend reactors to it to inject API errors or record
 // its writes, while the simulated kubelets, scheduler and Deployment controller keep using cs.
+// cs must come from [NewCluster].
 func Connect(cs *fake.Clientset) *fake.Clientset {
-	tracker := cs.Tracker()
+	st, ok := stores.Load(cs.Tracker())
+	if !ok {
+		panic("sim: Connect: the clientset does not come from NewCluster")
+	}
 	c := &fake.Clientset{}
-	c.AddReactor("*", "*", k8stesting.ObjectReaction(tracker))
-	c.AddWatchReactor("*", func(action k8stesting.Action) (bool, watch.Interface, error) {
-		var opts metav1.ListOptions
-		if w, ok := action.(k8stesting.WatchActionImpl); ok {
-			opts = w.ListOptions
-		}
-		w, err := tracker.Watch(action.GetResource(), action.GetNamespace(), opts)
-		if err != nil {
-			return false, nil, err
-		}
-		return true, w, nil
-	})
-	c.PrependReactor("create", "pods", subresources(tracker))
+	serve(&c.Fake, st.(*store))
+	c.PrependReactor("create", "pods", subresources(st.(*store)))
 	return c
 }

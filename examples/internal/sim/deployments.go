@@ -94,13 +94,12 @@ func (d *Deployments) Step(ctx context.Context, now time.Time) error {
 	for _, key := range sortedKeys(d.deps) {
 		dep := d.deps[key]
 		sel := labels.SelectorFromSet(dep.obj.Spec.Selector.MatchLabels)
-		list, err := d.Client.CoreV1().Pods(dep.obj.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		list, err := readPods(ctx, d.Client, dep.obj.Namespace, sel)
 		if err != nil {
 			return fmt.Errorf("sim: deployment %s: %w", key, err)
 		}
 		var live []*corev1.Pod
-		for i := range list.Items {
-			p := &list.Items[i]
+		for _, p := range list {
 			if p.DeletionTimestamp == nil && !nodeplan.PodTerminal(p) {
 				live = append(live, p)
 			}

@@ -67,13 +67,13 @@ func (k *Kubelet) Step(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("sim: kubelet: list instances: %w", err)
 	}
-	nodes, err := k.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := readNodes(ctx, k.Client)
 	if err != nil {
 		return fmt.Errorf("sim: kubelet: list nodes: %w", err)
 	}
 	byID := map[string]*corev1.Node{}
-	for i := range nodes.Items {
-		byID[nodes.Items[i].Spec.ProviderID] = &nodes.Items[i]
+	for _, n := range nodes {
+		byID[n.Spec.ProviderID] = n
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -40,26 +40,24 @@ func (s *Scheduler) log() *slog.Logger {
 
 // Step schedules at now.
 func (s *Scheduler) Step(ctx context.Context, now time.Time) error {
-	nodeList, err := s.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodeList, err := readNodes(ctx, s.Client)
 	if err != nil {
 		return fmt.Errorf("sim: scheduler: list nodes: %w", err)
 	}
-	podList, err := s.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	podList, err := readPods(ctx, s.Client, "", nil)
 	if err != nil {
 		return fmt.Errorf("sim: scheduler: list pods: %w", err)
 	}
 	nodes := map[string]*corev1.Node{}
 	var names []string
-	for i := range nodeList.Items {
-		n := &nodeList.Items[i]
+	for _, n := range nodeList {
 		nodes[n.Name] = n
 		names = append(names, n.Name)
 	}
 	slices.Sort(names)
 	used := map[string]corev1.ResourceList{}
 	var pending []*corev1.Pod
-	for i := range podList.Items {
-		p := &podList.Items[i]
+	for _, p := range podList {
 		if nodeplan.PodTerminal(p) {
 			continue
 		}

@@ -64,6 +64,9 @@ func NewWorld(log *slog.Logger) *World {
 // writes, addressed as on a real API server.
 func NewDynamic() *dynamicfake.FakeDynamicClient {
 	d := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), controller.ListKinds())
+	// Watches that never block or panic (store.go); d.Tracker() still reads the same objects.
+	st := newStore(d.Tracker(), nil)
+	serve(&d.Fake, st)
 	// Set what an API server sets on create that the controller reads: a UID (owner
 	// references name it).
 	var seq atomic.Int64
@@ -81,7 +84,7 @@ func NewDynamic() *dynamicfake.FakeDynamicClient {
 		if !ok {
 			return false, nil, nil
 		}
-		cur, err := d.Tracker().Get(ua.GetResource(), ua.GetNamespace(), in.GetName())
+		cur, err := st.Get(ua.GetResource(), ua.GetNamespace(), in.GetName())
 		if err != nil {
 			return false, nil, nil
 		}
@@ -99,10 +102,11 @@ func NewDynamic() *dynamicfake.FakeDynamicClient {
 		} else {
 			delete(out.Object, "status")
 		}
-		if err := d.Tracker().Update(ua.GetResource(), out, ua.GetNamespace()); err != nil {
+		if err := st.Update(ua.GetResource(), out, ua.GetNamespace()); err != nil {
 			return true, nil, err
 		}
-		return true, out, nil
+		got, err := st.Get(ua.GetResource(), ua.GetNamespace(), in.GetName())
+		return true, got, err
 	})
 	return d
 }
