@@ -62,6 +62,7 @@ type options struct {
 	nodeCost           float64
 	printCRDs          bool
 	settings
+	lab labFlags
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -96,6 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance and its node class's EBS volumes (priced automatically): a public IPv4 address, per-host licences; weighed by every plan and included in the costs logged")
 	fs.BoolVar(&o.printCRDs, "print-crds", false, "print Karpenter's CRDs (NodePool, NodeClaim, EC2NodeClass, NodeOverlay, CapacityBuffer) as YAML for kubectl apply, and exit")
 	o.settings.register(fs)
+	o.lab.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -154,7 +156,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runCluster(ctx, o, metrics, planner, stderr)
 	}
 	return simulate(ctx, stdout, simOptions{Scenario: o.scenario, Verbose: o.verbose, Metrics: metrics, Planner: planner,
-		NodeCost: o.nodeCost})
+		NodeCost: o.nodeCost, Scale: o.lab.scale})
 }
 
 func serveMetrics(addr string, m *controller.Metrics) (*http.Server, error) {

@@ -93,3 +93,24 @@ func TestNodeCostFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestScale runs `controller -scale 300`: every pod runs, the latencies are printed, and the
+// scale-down leaves no node.
+func TestScale(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	if err := run(ctx, []string{"-scale", "300"}, &out, &out); err != nil {
+		t.Fatalf("run(-scale 300) = %v\noutput:\n%s", err, out.String())
+	}
+	for _, want := range []string{
+		`(?m)^\d\d:\d\d:\d\d 300/300 pods running on \d+ nodes `,
+		`(?m)^  pending → nodeclaim created: p50 \S+  p99 \S+  max \S+  \(\d+ pods; \d+ placed on capacity already there\)$`,
+		`(?m)^  pending → running: +p50 \S+  p99 \S+  max \S+$`,
+		`(?m)^\d\d:\d\d:\d\d no nodes left `,
+	} {
+		if !regexp.MustCompile(want).MatchString(out.String()) {
+			t.Errorf("output lacks a line matching %s\noutput:\n%s", want, out.String())
+		}
+	}
+}

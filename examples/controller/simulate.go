@@ -39,19 +39,26 @@ type simOptions struct {
 	NodeCost float64
 	// JSONLog, when set, also receives the controller's lines in Karpenter's JSON layout.
 	JSONLog io.Writer
+	// Scale, when positive, runs the scale scenario with this many pods (scale.go) instead
+	// of Scenario.
+	Scale int
 }
 
 // scenario is a script played against the simulated cluster.
 type scenario struct {
 	name, about string
 	run         func(ctx context.Context, r *simRun) error
+	// pools are the scenario's Karpenter manifests; nil means the lab's (sim.NodePoolsYAML).
+	pools []byte
+	// quiet scenarios print their own report instead of the timeline and the summary.
+	quiet bool
 }
 
 var scenarios = []scenario{
-	{"inflate", `the "inflate" lab: scale a 1-CPU deployment to 5 (one node launched), then to 0 (the empty node removed after consolidateAfter)`, inflateScenario},
-	{"spot-interruption", "a spot node gets a two-minute interruption warning: it is replaced and drained at once", spotScenario},
-	{"ice", "the cheapest offering has no capacity (InsufficientInstanceCapacity): the launch falls back to the next", iceScenario},
-	{"drift", "a new machine image is released: drifted nodes are replaced, replacement first", driftScenario},
+	{name: "inflate", about: `the "inflate" lab: scale a 1-CPU deployment to 5 (one node launched), then to 0 (the empty node removed after consolidateAfter)`, run: inflateScenario},
+	{name: "spot-interruption", about: "a spot node gets a two-minute interruption warning: it is replaced and drained at once", run: spotScenario},
+	{name: "ice", about: "the cheapest offering has no capacity (InsufficientInstanceCapacity): the launch falls back to the next", run: iceScenario},
+	{name: "drift", about: "a new machine image is released: drifted nodes are replaced, replacement first", run: driftScenario},
 }
 
 func findScenario(name string) (scenario, error) {
@@ -72,6 +79,7 @@ type simRun struct {
 	w    *sim.World
 	tl   *sim.Timeline
 	book *ledger
+	out  io.Writer // where a quiet scenario prints its report
 }
 
 const (
@@ -83,10 +91,17 @@ const (
 // a summary to out. It returns an error when the scenario's expectations were not met.
 func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 	sc, err := findScenario(o.Scenario)
+	if o.Scale > 0 {
+		sc, err = scaleScenario(o.Scale), nil
+	}
 	if err != nil {
 		return err
 	}
-	pools, err := nodeplan.DecodeNodePools(sim.NodePoolsYAML())
+	manifests := sc.pools
+	if manifests == nil {
+		manifests = sim.NodePoolsYAML()
+	}
+	pools, err := nodeplan.DecodeNodePools(manifests)
 	if err != nil {
 		return fmt.Errorf("embedded nodepools: %w", err)
 	}
@@ -97,13 +112,17 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 	w := sim.NewWorld(nil)
 	// The lab's NodePool and EC2NodeClass are objects in the simulated cluster, read and
 	// watched as on a real one.
-	if err := sim.Apply(ctx, w.Dynamic, sim.NodePoolsYAML()); err != nil {
+	if err := sim.Apply(ctx, w.Dynamic, manifests); err != nil {
 		return err
 	}
 	book := &ledger{now: w.Clock.Now, claims: map[string]*claimRecord{}}
 	// The timeline tells the controller's story from its typed events (Controller.Events);
 	// log records add only what no event tells: errors, and with -v the debug lines.
-	tl := sim.NewTimeline(out, w.Clock.Now, sim.Epoch)
+	tlOut := out
+	if sc.quiet && !o.Verbose {
+		tlOut = io.Discard
+	}
+	tl := sim.NewTimeline(tlOut, w.Clock.Now, sim.Epoch)
 	lines := tl.Handler(slog.LevelError, slog.LevelError+100, eventLogLines, nil)
 	if o.Verbose {
 		lines = slog.NewMultiHandler(lines, tl.Handler(slog.LevelDebug, slog.LevelInfo, nil,
@@ -147,6 +166,7 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 		},
 		Seed: 1,
 	}
+	book.claimFor = func(name string) *controller.Claim { return ctrl.Tracker().Get(name) }
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- ctrl.Run(cctx) }()
@@ -154,7 +174,7 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 		cancel()
 		return <-done
 	}
-	r := &simRun{w: w, tl: tl, book: book}
+	r := &simRun{w: w, tl: tl, book: book, out: out}
 	// Give the informers a moment to sync before the script starts.
 	// The informers sync in real time; the virtual clock waits for them, so the script starts at
 	// the same simulated instant however loaded the machine is.
@@ -171,6 +191,9 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 	serr := sc.run(ctx, r)
 	if err := stop(); err != nil {
 		serr = errors.Join(serr, err)
+	}
+	if sc.quiet {
+		return serr
 	}
 	running, _ := r.runningPods()
 	book.summary(out, w.Elapsed(), time.Since(real0), running)
@@ -455,6 +478,8 @@ func driftScenario(ctx context.Context, r *simRun) error {
 // ledger follows the controller's events to tell the run's story in the summary.
 type ledger struct {
 	now func() time.Time
+	// claimFor finds a claim in the controller's table, to learn which pods it was made for.
+	claimFor func(name string) *controller.Claim
 
 	mu       sync.Mutex
 	started_ bool
@@ -463,6 +488,9 @@ type ledger struct {
 	removed  []removal
 	unsched  int
 	peak     float64
+	solves   int
+	// claimedAt is, by pod key, when each NodeClaim made for the pod was created.
+	claimedAt map[string][]time.Time
 }
 
 type claimRecord struct {
@@ -528,6 +556,20 @@ func (b *ledger) record(e controller.Event) {
 		b.claims[c.Name] = c
 		b.order = append(b.order, c.Name)
 		b.peak = max(b.peak, b.fleetLocked())
+	case controller.EventNodeClaimCreated:
+		if b.claimFor == nil {
+			break
+		}
+		if cl := b.claimFor(e.NodeClaim); cl != nil {
+			if b.claimedAt == nil {
+				b.claimedAt = map[string][]time.Time{}
+			}
+			for key := range cl.Planned {
+				b.claimedAt[key] = append(b.claimedAt[key], cl.Created)
+			}
+		}
+	case controller.EventSolved:
+		b.solves++
 	case controller.EventNodeClaimDeleted:
 		if c := b.claims[e.NodeClaim]; c != nil {
 			c.Deleted = e.Time

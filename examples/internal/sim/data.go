@@ -20,6 +20,11 @@ var catalogJSON []byte
 //go:embed nodepools.yaml
 var nodePoolsYAML []byte
 
+// scalePoolsYAML is the NodePool of a scale run (no limits) and the lab's EC2NodeClass.
+//
+//go:embed scalepools.yaml
+var scalePoolsYAML []byte
+
 // Catalog returns the embedded instance catalog.
 func Catalog() []nodeplan.InstanceType {
 	its, err := nodeplan.DecodeCatalog(catalogJSON)
@@ -31,3 +36,6 @@ func Catalog() []nodeplan.InstanceType {
 
 // NodePoolsYAML returns the embedded Karpenter v1 manifests (a NodePool and an EC2NodeClass).
 func NodePoolsYAML() []byte { return nodePoolsYAML }
+
+// ScaleNodePoolsYAML returns the manifests of a scale run: the lab's pool without its limit.
+func ScaleNodePoolsYAML() []byte { return scalePoolsYAML }
