@@ -397,8 +397,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 }
 
-// onPod notes pod events: a pending pod opens or extends a provisioning batch; a pod arriving
-// on or leaving a node restarts that node's consolidateAfter.
+// onPod notes pod events: a pod becoming pending, or a pending pod the scheduler has tried
+// again, opens or extends a provisioning batch; a pod arriving on or leaving a node restarts
+// that node's consolidateAfter.
 func (c *Controller) onPod(old, obj any) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -411,7 +412,11 @@ func (c *Controller) onPod(old, obj any) {
 		if old != nil {
 			was, _ = old.(*corev1.Pod)
 		}
-		if was == nil || !provisionable(was) {
+		// A pod that was already pending opens a batch too when the scheduler has tried it
+		// again (its PodScheduled condition changed: new nodes came, and it fits none of
+		// them). Nodes launched for a batch are filled by the scheduler in its own order, not
+		// the plan's, and leave a few pods over; waiting for the safety net held those 30s.
+		if was == nil || !provisionable(was) || scheduledCondition(was) != scheduledCondition(p) {
 			c.batch.trigger(now)
 		}
 	}
@@ -427,6 +432,16 @@ func (c *Controller) onPod(old, obj any) {
 			c.tracker.PodEvent(p.Spec.NodeName, now)
 		}
 	}
+}
+
+// scheduledCondition is the pod's PodScheduled condition, or the zero condition.
+func scheduledCondition(p *corev1.Pod) corev1.PodCondition {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodScheduled {
+			return cond
+		}
+	}
+	return corev1.PodCondition{}
 }
 
 // resolveInterval is how often pending pods are solved again without a new pod event.
