@@ -56,10 +56,14 @@ type Condition struct {
 	Reason, Message string
 }
 
-// CanLaunch reports whether nodes may be launched for the pool now. When not, why says so in
-// a sentence naming the field: the pool is being deleted, or its Ready condition is not True
-// (with the condition's reason and message).
+// CanLaunch reports whether nodes may be launched for the pool's pending pods now. When not,
+// why says so in a sentence naming the field: the pool is static (Replicas: Karpenter keeps its
+// node count and never provisions into it for pods), it is being deleted, or its Ready
+// condition is not True (with the condition's reason and message).
 func (p *NodePool) CanLaunch() (ok bool, why string) {
+	if p.Replicas != nil {
+		return false, fmt.Sprintf("is static (spec.replicas %d): its nodes are kept at that count, never launched for pending pods", *p.Replicas)
+	}
 	if p.DeletionTimestamp != nil {
 		return false, "is being deleted (metadata.deletionTimestamp is set): no node is launched for it"
 	}

@@ -1,10 +1,12 @@
 package scheduling_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/scheduling"
@@ -40,4 +42,43 @@ func TestInFlightClaimBeingDeletedTakesNoPod(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Karpenter's provisioner never launches into a static NodePool (spec.replicas): the static
+// controller keeps its count. Its existing nodes still take pods.
+func TestStaticNodePoolIsNeverProvisionedInto(t *testing.T) {
+	two := int64(2)
+	static := nodeplan.NodePool{Name: "static", Replicas: &two}
+	t.Run("alone", func(t *testing.T) {
+		in := scheduling.Input{Pods: []*corev1.Pod{knownPod("a", "100m")}, NodePools: []nodeplan.NodePool{static},
+			InstanceTypes: []nodeplan.InstanceType{knownType("c-2", 2, "c", 0.08)}}
+		res := solveAndCheck(t, in)
+		if len(res.NodeClaims) != 0 || len(res.Unschedulable) != 1 || res.Unschedulable[0].Code != scheduling.ReasonNodePoolUnavailable ||
+			!strings.Contains(res.Unschedulable[0].Message, "spec.replicas") {
+			t.Errorf("Solve(static pool only) = claims %v, unschedulable %+v; want no claim and the pod %s naming spec.replicas",
+				res.NodeClaims, res.Unschedulable, scheduling.ReasonNodePoolUnavailable)
+		}
+	})
+	t.Run("beside a dynamic pool", func(t *testing.T) {
+		in := scheduling.Input{Pods: []*corev1.Pod{knownPod("a", "100m")},
+			NodePools:         []nodeplan.NodePool{static, {Name: "dynamic"}},
+			PoolInstanceTypes: map[string][]nodeplan.InstanceType{"static": {knownType("cheap", 2, "c", 0.01)}},
+			InstanceTypes:     []nodeplan.InstanceType{knownType("c-2", 2, "c", 0.08)}}
+		res := solveAndCheck(t, in)
+		if len(res.NodeClaims) != 1 || res.NodeClaims[0].NodePool != "dynamic" {
+			t.Errorf("Solve(static + dynamic) = claims %+v, want one claim of pool dynamic", res.NodeClaims)
+		}
+	})
+	t.Run("its existing node", func(t *testing.T) {
+		c := knownType("c-2", 2, "c", 0.08)
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "static-1", Labels: map[string]string{nodeplan.LabelNodePool: "static",
+			nodeplan.LabelInstanceType: "c-2", nodeplan.LabelZone: "zone-a", nodeplan.LabelCapacityType: "on-demand"}},
+			Status: corev1.NodeStatus{Capacity: c.Capacity, Allocatable: c.Capacity}}
+		in := scheduling.Input{Pods: []*corev1.Pod{knownPod("a", "100m")}, NodePools: []nodeplan.NodePool{static},
+			InstanceTypes: []nodeplan.InstanceType{c}, Nodes: []scheduling.Node{{Node: node}}}
+		res := solveAndCheck(t, in)
+		if len(res.Existing) != 1 || len(res.NodeClaims) != 0 {
+			t.Errorf("Solve(static pool with a node) = existing %v, claims %v; want the pod on static-1", res.Existing, res.NodeClaims)
+		}
+	})
 }

@@ -73,8 +73,9 @@ type Reason string
 const (
 	// ReasonNoNodePool: there is no NodePool at all.
 	ReasonNoNodePool Reason = "NoNodePool"
-	// ReasonNodePoolUnavailable: the pool launches no node now — it is being deleted, or its
-	// Ready condition is not True ([nodeplan.NodePool.CanLaunch]).
+	// ReasonNodePoolUnavailable: the pool launches no node for pods now — it is static
+	// (replicas), being deleted, or its Ready condition is not True
+	// ([nodeplan.NodePool.CanLaunch]).
 	ReasonNodePoolUnavailable Reason = "NodePoolUnavailable"
 	// ReasonTaint: the pool's taints are not tolerated.
 	ReasonTaint Reason = "TaintNotTolerated"

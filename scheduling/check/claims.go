@@ -56,10 +56,12 @@ func (c *checker) claims() {
 }
 
 // closed says why nothing may be launched for a NodePool, or "" when it may: Karpenter's
-// provisioner leaves out a pool with a deletion timestamp, or whose Ready condition is reported
-// and is anything but True.
+// provisioner leaves out a static pool (spec.replicas), one with a deletion timestamp, or one
+// whose Ready condition is reported and is anything but True.
 func closed(np *nodeplan.NodePool) string {
 	switch {
+	case np.Replicas != nil:
+		return "is static (replicas)"
 	case np.DeletionTimestamp != nil:
 		return "is being deleted"
 	case np.Ready.Status == "True" || np.Ready.Status == "":

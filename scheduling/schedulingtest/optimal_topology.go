@@ -107,7 +107,7 @@ func topologyInScope(in *scheduling.Input) bool {
 	ignorePrefs := in.Options.Preferences == scheduling.PreferencesIgnore
 	pods := pending(in)
 	if len(pods) > MaxTopologyPods || len(in.NodeClaims) > 0 || len(in.NodePools) != 1 || len(in.Nodes) > MaxTopologyNodes ||
-		in.NodePools[0].DeletionTimestamp != nil || (in.NodePools[0].Ready.Status != "" && in.NodePools[0].Ready.Status != "True") {
+		in.NodePools[0].Replicas != nil || in.NodePools[0].DeletionTimestamp != nil || (in.NodePools[0].Ready.Status != "" && in.NodePools[0].Ready.Status != "True") {
 		return false
 	}
 	np := &in.NodePools[0]
