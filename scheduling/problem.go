@@ -59,6 +59,9 @@ type problem struct {
 	running *runningIndex
 	// spreadFams are the split spreads, checked again after packing.
 	spreadFams []*spreadFam
+	// famSigs[o] are the family signatures (spreadSignature and scope) of the spreads of the
+	// groups of origin o, worked out once (familySigs).
+	famSigs [][]string
 	// relaxable: applyTopology split or pinned groups, or capped them by a hostname spread,
 	// so a bound proved on this problem would hold only for plans made the same way; the
 	// bound is proved on the relaxed problem instead (topologyFreeBound), and noProof spares this

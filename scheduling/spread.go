@@ -96,9 +96,8 @@ func (p *problem) spreadFamilies(topo map[*group]groupTopo) []*spreadFam {
 	index := map[string]*spreadFam{}
 	for _, g := range p.groups {
 		t := topo[g]
-		for i, sig := range t.spreadSigs {
+		for i, sig := range p.familySigs(g) {
 			s := &t.spreads[i]
-			sig += "\x00" + scopeOf(g, s)
 			if index[sig] == nil {
 				f := &spreadFam{sig: sig, s: s, ns: g.rep.Namespace, rep: g}
 				index[sig] = f
@@ -107,6 +106,30 @@ func (p *problem) spreadFamilies(topo map[*group]groupTopo) []*spreadFam {
 		}
 	}
 	return fams
+}
+
+// familySigs are the family signatures of g's spreads, in order: each spreadSignature with
+// its scope (scopeOf). They depend only on g's origin, which fixes its constraints, node
+// selection and tolerations, and are worked out once per origin.
+func (p *problem) familySigs(g *group) []string {
+	of := func() []string {
+		t := p.topo[g]
+		sigs := make([]string, len(t.spreadSigs))
+		for i, sig := range t.spreadSigs {
+			sigs[i] = sig + "\x00" + scopeOf(g, &t.spreads[i])
+		}
+		return sigs
+	}
+	if g.origin == 0 {
+		return of()
+	}
+	if p.famSigs == nil {
+		p.famSigs = make([][]string, len(p.base))
+	}
+	if p.famSigs[g.origin-1] == nil {
+		p.famSigs[g.origin-1] = of()
+	}
+	return p.famSigs[g.origin-1]
 }
 
 // carries reports whether g carries f.
@@ -141,14 +164,7 @@ func (p *problem) relation(g *group, f *spreadFam) famRel {
 // relationOf is relation, worked out.
 func (p *problem) relationOf(g *group, f *spreadFam) famRel {
 	r := famRelKnown
-	t := p.topo[g]
-	carrier := false
-	for i, sig := range t.spreadSigs {
-		if sig+"\x00"+scopeOf(g, &t.spreads[i]) == f.sig {
-			carrier = true
-			break
-		}
-	}
+	carrier := slices.Contains(p.familySigs(g), f.sig)
 	if carrier {
 		r |= famRelCarrier
 	}
