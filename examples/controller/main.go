@@ -48,6 +48,7 @@ type options struct {
 	leaseName          string
 	identity           string
 	logFormat          string
+	logFormatSet       bool // --log-format given: the simulation prints its JSON records too
 	region             string
 	clusterName        string
 	serviceCIDR        string
@@ -82,7 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.leaseNamespace, "lease-namespace", "kube-system", "namespace of the leader-election Lease")
 	fs.StringVar(&o.leaseName, "lease-name", "nodeplan-controller", "name of the leader-election Lease")
 	fs.StringVar(&o.identity, "identity", "", "this replica's name in the Lease; empty means the hostname")
-	fs.StringVar(&o.logFormat, "log-format", "json", "with --kubeconfig: json or text")
+	fs.StringVar(&o.logFormat, "log-format", "json", "json or text; simulating, --log-format json prints the controller's JSON records on stdout and the timeline on stderr")
 	fs.StringVar(&o.region, "region", "", "with --kubeconfig: AWS region (default from the environment)")
 	fs.StringVar(&o.clusterName, "cluster-name", "", "with --kubeconfig: cluster name, for discovery tags and instance tags")
 	fs.StringVar(&o.serviceCIDR, "service-cidr", "", "with --kubeconfig: the cluster's Service CIDR, for node bootstrap (AL2023)")
@@ -101,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	fs.Visit(func(f *flag.Flag) { o.logFormatSet = o.logFormatSet || f.Name == "log-format" })
 	if err := applyEnv(fs, os.Getenv); err != nil {
 		return o, err
 	}
@@ -155,8 +157,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.kubeconfig != "" || inCluster(o) {
 		return runCluster(ctx, o, metrics, planner, stderr)
 	}
-	return simulate(ctx, stdout, simOptions{Scenario: o.scenario, Verbose: o.verbose, Metrics: metrics, Planner: planner,
-		NodeCost: o.nodeCost, Scale: o.lab.scale})
+	so := simOptions{Scenario: o.scenario, Verbose: o.verbose, Metrics: metrics, Planner: planner,
+		NodeCost: o.nodeCost, Scale: o.lab.scale}
+	timeline := stdout
+	if o.logFormatSet && o.logFormat == "json" {
+		// The records Karpenter's operators grep and jq, alone on stdout as in `kubectl logs`.
+		timeline, so.JSONLog = stderr, stdout
+	}
+	return simulate(ctx, timeline, so)
 }
 
 func serveMetrics(addr string, m *controller.Metrics) (*http.Server, error) {

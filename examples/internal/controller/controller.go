@@ -174,7 +174,7 @@ func (c *Controller) Tracker() *Tracker { return &c.tracker }
 
 func (c *Controller) log() *slog.Logger {
 	if c.Logger != nil {
-		return c.Logger
+		return slog.New(controllerHandler{Handler: c.Logger.Handler()})
 	}
 	return slog.New(slog.DiscardHandler)
 }

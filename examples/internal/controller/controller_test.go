@@ -325,7 +325,7 @@ func TestEmptinessPlanner(t *testing.T) {
 	if waited := h.w.Clock.Now().Sub(start); waited < 30*time.Second {
 		t.Errorf("the empty node went after %v, before consolidateAfter (30s)", waited)
 	}
-	if !strings.Contains(h.logs.String(), `msg="disrupting node(s)"`) || !strings.Contains(h.logs.String(), "reason=Empty") {
+	if !strings.Contains(h.logs.String(), `msg="disrupting node(s)"`) || !strings.Contains(h.logs.String(), "reason=empty") {
 		t.Errorf("no emptiness command logged; logs:\n%s", h.logs.String())
 	}
 	if got, _ := metrics.Value("karpenter_nodeclaims_disrupted_total", map[string]string{"nodepool": "default", "reason": "empty", "capacity_type": "spot"}); got != 1 {

@@ -201,7 +201,7 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 		}
 	}
 	change, amount := PriceChange(cmd.Savings)
-	c.log().Info("disrupting node(s)", "command", commandString(cmd), "reason", string(cmd.Reason),
+	c.log().Info("disrupting node(s)", "command", commandString(cmd), "reason", strings.ToLower(string(cmd.Reason)),
 		"decision", decision(cmd), change, amount, "disrupted-node-count", len(cmd.Nodes),
 		"replacement-node-count", len(cmd.Replacements), "pod-count", len(cmd.Pods), "disrupted-nodes", cmd.Nodes)
 	c.Metrics.DisruptionDecision(cmd)

@@ -233,8 +233,8 @@ func (h *logLines) Handle(_ context.Context, r slog.Record) error {
 	msg := r.Message
 	var fs []field
 	for i, a := range attrs {
-		if slices.Contains(h.skip, a.Key) {
-			continue
+		if slices.Contains(h.skip, a.Key) || a.Key == "controller" {
+			continue // controller: the JSON records' key (Karpenter's controller name), not the timeline's
 		}
 		if i == 0 && strings.HasSuffix(msg, " "+a.Key) {
 			msg += " " + formatValue(a.Value)
