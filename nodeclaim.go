@@ -1,6 +1,8 @@
 package nodeplan
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,3 +72,50 @@ type NodeClaimStatus struct {
 
 // Launched reports whether the claim has an instance behind it.
 func (c *NodeClaim) Launched() bool { return c.Status.ProviderID != "" }
+
+// DeepCopy returns a copy of c that shares no mutable memory with it: slices, maps, taints,
+// resource lists and the deletion timestamp are copied. Requirements is an immutable value and is shared. The one copy of a
+// NodeClaim: providers hand out copies of what they record, the controller of what it tracks.
+func (c *NodeClaim) DeepCopy() *NodeClaim {
+	if c == nil {
+		return nil
+	}
+	out := new(NodeClaim)
+	c.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyInto writes a deep copy of c into out (see [NodeClaim.DeepCopy]).
+func (c *NodeClaim) DeepCopyInto(out *NodeClaim) {
+	*out = *c
+	out.InstanceTypeOptions = slices.Clone(c.InstanceTypeOptions)
+	out.Labels = maps.Clone(c.Labels)
+	out.Annotations = maps.Clone(c.Annotations)
+	out.Taints = deepCopyTaints(c.Taints)
+	out.StartupTaints = deepCopyTaints(c.StartupTaints)
+	out.Resources = deepCopyResources(c.Resources)
+	if c.DeletionTimestamp != nil {
+		t := *c.DeletionTimestamp
+		out.DeletionTimestamp = &t
+	}
+	out.Status.Capacity = deepCopyResources(c.Status.Capacity)
+	out.Status.Allocatable = deepCopyResources(c.Status.Allocatable)
+}
+
+func deepCopyTaints(ts []corev1.Taint) []corev1.Taint {
+	if ts == nil {
+		return nil
+	}
+	out := make([]corev1.Taint, len(ts))
+	for i := range ts {
+		ts[i].DeepCopyInto(&out[i])
+	}
+	return out
+}
+
+func deepCopyResources(rl corev1.ResourceList) corev1.ResourceList {
+	if rl == nil {
+		return nil
+	}
+	return rl.DeepCopy()
+}

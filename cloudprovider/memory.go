@@ -313,7 +313,7 @@ func withoutKeys(rs nodeplan.Requirements, keys ...string) nodeplan.Requirements
 
 func (m *Memory) launchLocked(claim *nodeplan.NodeClaim, it *nodeplan.InstanceType, o nodeplan.Offering, now time.Time) *nodeplan.NodeClaim {
 	m.seq++
-	out := cloneClaim(claim)
+	out := claim.DeepCopy()
 	out.Status = nodeplan.NodeClaimStatus{
 		ProviderID:   fmt.Sprintf("%s/%s/i-%017x", memoryProviderPrefix, o.Zone, m.seq),
 		InstanceType: it.Name,
@@ -335,7 +335,7 @@ func (m *Memory) launchLocked(claim *nodeplan.NodeClaim, it *nodeplan.InstanceTy
 	if claim.NodePool != "" {
 		out.Labels[nodeplan.LabelNodePool] = claim.NodePool
 	}
-	m.nodes[out.Status.ProviderID] = cloneClaim(out)
+	m.nodes[out.Status.ProviderID] = out.DeepCopy()
 	m.log().Info("cloudprovider: memory: launched", "claim", claim.Name, "providerID", out.Status.ProviderID,
 		"instanceType", it.Name, "zone", o.Zone, "capacityType", o.CapacityType, "price", o.Price)
 	return out
@@ -386,7 +386,7 @@ func (m *Memory) Get(ctx context.Context, providerID string) (*nodeplan.NodeClai
 	if !ok {
 		return nil, &NotFoundError{ProviderID: providerID}
 	}
-	return cloneClaim(n), nil
+	return n.DeepCopy(), nil
 }
 
 // List implements [Provider].
@@ -402,7 +402,7 @@ func (m *Memory) List(ctx context.Context) ([]*nodeplan.NodeClaim, error) {
 	ids := slices.Sorted(maps.Keys(m.nodes))
 	out := make([]*nodeplan.NodeClaim, len(ids))
 	for i, id := range ids {
-		out[i] = cloneClaim(m.nodes[id])
+		out[i] = m.nodes[id].DeepCopy()
 	}
 	return out, nil
 }

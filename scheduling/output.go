@@ -203,16 +203,12 @@ func appendClaimKey(b []byte, c *claim) []byte {
 }
 
 // clone copies everything a caller might modify, so claims built from one memo entry share
-// nothing mutable. Requirements are immutable values and are shared.
+// nothing mutable ([nodeplan.NodeClaim.DeepCopy]). Pods are left for the caller to fill.
 func (c NewNodeClaim) clone() NewNodeClaim {
-	c.InstanceTypeOptions = slices.Clone(c.InstanceTypeOptions)
-	c.Labels = maps.Clone(c.Labels)
-	c.Annotations = maps.Clone(c.Annotations)
-	c.Taints = slices.Clone(c.Taints)
-	c.StartupTaints = slices.Clone(c.StartupTaints)
-	c.Resources = c.Resources.DeepCopy()
-	c.Pods = nil
-	return c
+	out := c
+	c.NodeClaim.DeepCopyInto(&out.NodeClaim)
+	out.Pods = nil
+	return out
 }
 
 // claimGrowth returns, per pool, how far each of the planned claims may grow past the type it

@@ -14,7 +14,6 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // liveStates are the states of an instance that still exists for the cluster.
@@ -292,20 +291,6 @@ func (p *Provider) cachedCatalog() *catalog {
 	p.catalog.mu.Lock()
 	defer p.catalog.mu.Unlock()
 	return p.catalog.value
-}
-
-func cloneClaim(c *nodeplan.NodeClaim) *nodeplan.NodeClaim {
-	out := *c
-	out.InstanceTypeOptions = slices.Clone(c.InstanceTypeOptions)
-	out.Labels = maps.Clone(c.Labels)
-	out.Annotations = maps.Clone(c.Annotations)
-	out.Taints = slices.Clone(c.Taints)
-	out.StartupTaints = slices.Clone(c.StartupTaints)
-	if c.Resources != nil {
-		out.Resources = c.Resources.DeepCopy()
-	}
-	out.Status.Capacity, out.Status.Allocatable = corev1.ResourceList(nil), corev1.ResourceList(nil)
-	return &out
 }
 
 // ownFilters select the live instances of this cluster (and installation, when set).

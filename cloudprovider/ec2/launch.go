@@ -343,7 +343,7 @@ func (p *Provider) launch(ctx context.Context, claim *nodeplan.NodeClaim, rc *re
 	} else if got.Lifecycle == ec2types.InstanceLifecycleOnDemand {
 		launchedCT = nodeplan.CapacityTypeOnDemand
 	}
-	res := cloneClaim(claim)
+	res := claim.DeepCopy()
 	var it *nodeplan.InstanceType
 	var price float64
 	for _, o := range opts {

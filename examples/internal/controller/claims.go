@@ -222,20 +222,7 @@ func (t *Tracker) initLocked() {
 
 func copyClaim(c *Claim) *Claim {
 	out := *c
-	out.InstanceTypeOptions = slices.Clone(c.InstanceTypeOptions)
-	out.Labels = maps.Clone(c.Labels)
-	out.Annotations = maps.Clone(c.Annotations)
-	out.Taints = slices.Clone(c.Taints)
-	out.StartupTaints = slices.Clone(c.StartupTaints)
-	if c.Resources != nil {
-		out.Resources = c.Resources.DeepCopy()
-	}
-	if c.Status.Allocatable != nil {
-		out.Status.Allocatable = c.Status.Allocatable.DeepCopy()
-	}
-	if c.Status.Capacity != nil {
-		out.Status.Capacity = c.Status.Capacity.DeepCopy()
-	}
+	c.NodeClaim.DeepCopyInto(&out.NodeClaim)
 	return &out
 }
 
