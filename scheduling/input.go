@@ -111,8 +111,12 @@ const (
 	// PreferencesCostAware honours preferences where that costs at most Options.PreferenceMargin
 	// more than ignoring them, and relaxes them otherwise. It is the default.
 	PreferencesCostAware PreferencePolicy = "CostAware"
-	// PreferencesIgnore ignores every preference.
+	// PreferencesIgnore ignores every preference: Karpenter's PREFERENCE_POLICY=Ignore.
 	PreferencesIgnore PreferencePolicy = "Ignore"
+	// PreferencesRespect honours preferences whatever they cost, relaxing them (in the
+	// CostAware order) only where honouring them would leave a pod unplaced: Karpenter's
+	// PREFERENCE_POLICY=Respect, its default. PreferenceMargin does not apply.
+	PreferencesRespect PreferencePolicy = "Respect"
 )
 
 // Options tune the solver. Every zero field means its default.
@@ -176,8 +180,10 @@ func (in *Input) Validate() error {
 			errs = append(errs, fmt.Errorf("scheduling: Nodes[%d] has no node or no name", i))
 		}
 	}
-	if in.Options.Preferences != "" && in.Options.Preferences != PreferencesCostAware && in.Options.Preferences != PreferencesIgnore {
-		errs = append(errs, fmt.Errorf("scheduling: Options.Preferences %q is not CostAware or Ignore", in.Options.Preferences))
+	switch in.Options.Preferences {
+	case "", PreferencesCostAware, PreferencesIgnore, PreferencesRespect:
+	default:
+		errs = append(errs, fmt.Errorf("scheduling: Options.Preferences %q is not CostAware, Respect or Ignore", in.Options.Preferences))
 	}
 	errs = append(errs, in.Options.NodeCost.validate()...)
 	return errors.Join(errs...)

@@ -82,3 +82,28 @@ func TestStaticNodePoolIsNeverProvisionedInto(t *testing.T) {
 		}
 	})
 }
+
+// Karpenter's PREFERENCE_POLICY=Respect honours a preference whatever it costs; the default
+// CostAware drops one costing more than the margin (5%); Ignore drops it.
+func TestPreferencePolicies(t *testing.T) {
+	for _, tc := range []struct {
+		policy scheduling.PreferencePolicy
+		want   string
+	}{{scheduling.PreferencesCostAware, "zone-a"}, {scheduling.PreferencesRespect, "zone-b"}, {scheduling.PreferencesIgnore, "zone-a"}} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			in := onePool(zonedType("m", "4", map[string]float64{"zone-a": 0.20, "zone-b": 0.30}))
+			in.Pods = apiServerShaped(replicas("web", 2, "1", preferring(preferZone(10, "zone-b"))))
+			in.Options.Preferences = tc.policy
+			res := solveAndCheck(t, in)
+			zones := placedZones(in, res)
+			if len(zones) != 2 {
+				t.Fatalf("placed %v, want both pods (unschedulable: %s)", zones, unplacedKeys(res))
+			}
+			for k, z := range zones {
+				if z != tc.want {
+					t.Errorf("Preferences %s: pod %s placed in %s, want %s", tc.policy, k, z, tc.want)
+				}
+			}
+		})
+	}
+}

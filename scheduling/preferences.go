@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"context"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -59,6 +60,9 @@ func solveWithPreferences(ctx context.Context, in *Input) (Result, error) {
 		margin = defaultPreferenceMargin
 	case margin < 0:
 		margin = 0
+	}
+	if in.Options.Preferences == PreferencesRespect {
+		margin = math.Inf(1)
 	}
 	v := kinds
 	v.largestFirst = largest
