@@ -70,6 +70,10 @@
 // smallest of its instance types; one being deleted takes no pod but counts for its pool's
 // limits. A claim whose Node is there is that node.
 //
+// --preference-policy takes Karpenter's PREFERENCE_POLICY words: Respect (preferences honoured
+// whatever they cost, relaxed only where a pod could not be placed, Karpenter's default) or
+// Ignore; the default, CostAware, honours them where they cost at most 5% more.
+//
 // Take the snapshot with
 //
 //	kubectl get pods -A -o yaml > pods.yaml

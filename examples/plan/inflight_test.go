@@ -34,3 +34,21 @@ func TestProvisionUsesInFlightNodeClaims(t *testing.T) {
 		t.Errorf("notices = %q, want one counting the claim in flight", with.Notices)
 	}
 }
+
+// --preference-policy takes Karpenter's PREFERENCE_POLICY words and nodeplan's CostAware, and
+// says which environment variable it stands for.
+func TestProvisionPreferencePolicyFlag(t *testing.T) {
+	for _, p := range []string{"Respect", "Ignore", "CostAware"} {
+		if code, _, stderr := runPlan(t, args([]string{"provision"}, pods, nodePools, catalog, []string{"--preference-policy", p})); code != exitOK {
+			t.Errorf("plan provision --preference-policy %s = %d, want 0; stderr:\n%s", p, code, stderr)
+		}
+	}
+	code, _, stderr := runPlan(t, args([]string{"provision"}, pods, nodePools, catalog, []string{"--preference-policy", "Strict"}))
+	if code != exitBadInput || !strings.Contains(stderr, `"Strict" is not Respect, Ignore or CostAware`) {
+		t.Errorf("plan provision --preference-policy Strict = %d, stderr %q; want 2 naming the words", code, stderr)
+	}
+	_, _, help := runPlan(t, []string{"provision", "-h"})
+	if !strings.Contains(help, "PREFERENCE_POLICY") {
+		t.Errorf("plan provision -h does not name PREFERENCE_POLICY:\n%s", help)
+	}
+}

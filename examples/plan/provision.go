@@ -14,7 +14,7 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-const provisionSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--nodeclaims FILE] [--pvcs FILE --pvs FILE --storageclasses FILE] [--node-cost $/h] [-o text|json]"
+const provisionSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--nodeclaims FILE] [--pvcs FILE --pvs FILE --storageclasses FILE] [--node-cost $/h] [--preference-policy Respect|CostAware|Ignore] [-o text|json]"
 
 // provision runs the solver on the snapshot and writes its plan to out.
 func provision(ctx context.Context, args []string, out, stderr io.Writer) error {
@@ -32,6 +32,7 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	f.StringVar(&files.pvs, "pvs", "", "`FILE` of PersistentVolumes, whose node affinity gives a bound claim's zone (optional)")
 	f.StringVar(&files.storageClasses, "storageclasses", "", "`FILE` of storage.k8s.io/v1 StorageClasses, whose allowedTopologies give an unbound claim's zones (optional)")
 	nodeCost := nodeCostFlag(f)
+	prefs := preferenceFlag(f)
 	f.Var(&format, "o", "output `FORMAT`: text or json")
 	var src sourceFlags
 	src.register(f, &files)
@@ -43,6 +44,7 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 		return err
 	}
 	in := provisionInput(snap, *nodeCost, time.Now())
+	in.Options.Preferences = *prefs
 	switch n := len(in.NodeClaims); n {
 	case 0:
 	case 1:
@@ -134,4 +136,21 @@ func inFlight(snap *snapshot) []nodeplan.NodeClaim {
 		out = append(out, c)
 	}
 	return out
+}
+
+// preferenceFlag is --preference-policy: Karpenter's PREFERENCE_POLICY words (Respect, Ignore)
+// and nodeplan's default, CostAware.
+func preferenceFlag(f *flags) *scheduling.PreferencePolicy {
+	p := new(scheduling.PreferencePolicy)
+	f.Func("preference-policy", "how preferences (preferred affinity, ScheduleAnyway spread, PreferNoSchedule) are treated: `POLICY` "+
+		"Respect (honoured whatever they cost, relaxed only where a pod could not be placed: Karpenter's PREFERENCE_POLICY=Respect, its default), "+
+		"Ignore (PREFERENCE_POLICY=Ignore) or CostAware (honoured where they cost at most 5% more; the default)", func(s string) error {
+		switch v := scheduling.PreferencePolicy(s); v {
+		case scheduling.PreferencesRespect, scheduling.PreferencesIgnore, scheduling.PreferencesCostAware:
+			*p = v
+			return nil
+		}
+		return fmt.Errorf("%q is not Respect, Ignore or CostAware", s)
+	})
+	return p
 }

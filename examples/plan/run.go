@@ -26,7 +26,7 @@ const (
 const maxErrorLines = 10
 
 const usage = `usage:
-  plan provision (--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--nodeclaims FILE] [--pvcs FILE --pvs FILE --storageclasses FILE] [--node-cost $/h] [-o text|json]
+  plan provision (--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--nodeclaims FILE] [--pvcs FILE --pvs FILE --storageclasses FILE] [--node-cost $/h] [--preference-policy Respect|CostAware|Ignore] [-o text|json]
   plan catalog [--kubeconfig FILE | --current-context] [--region REGION] [--offline] > catalog.json
   plan watch (--kubeconfig FILE | --current-context) [--interval 1m] [--metrics-addr :9090] [-v]
   plan disrupt (--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]
