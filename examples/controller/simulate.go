@@ -42,6 +42,10 @@ type simOptions struct {
 	// Scale, when positive, runs the scale scenario with this many pods (scale.go) instead
 	// of Scenario.
 	Scale int
+	// Running, when set, is called once the inflate scenario's pods all run and the cluster
+	// has settled, before it scales down: where a test looks at the running cluster (its
+	// metrics) without racing the simulation's virtual clock.
+	Running func()
 }
 
 // scenario is a script played against the simulated cluster.
@@ -80,6 +84,8 @@ type simRun struct {
 	tl   *sim.Timeline
 	book *ledger
 	out  io.Writer // where a quiet scenario prints its report
+	// running is simOptions.Running.
+	running func()
 }
 
 const (
@@ -174,7 +180,7 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 		cancel()
 		return <-done
 	}
-	r := &simRun{w: w, tl: tl, book: book, out: out}
+	r := &simRun{w: w, tl: tl, book: book, out: out, running: o.Running}
 	// Give the informers a moment to sync before the script starts.
 	// The informers sync in real time; the virtual clock waits for them, so the script starts at
 	// the same simulated instant however loaded the machine is.
@@ -349,6 +355,9 @@ func inflateScenario(ctx context.Context, r *simRun) error {
 	}
 	if err := r.w.Advance(ctx, 10*time.Second); err != nil {
 		return err
+	}
+	if r.running != nil {
+		r.running()
 	}
 	if err := r.scale(ctx, 0); err != nil {
 		return err
