@@ -365,7 +365,7 @@ func testInstall(t *testing.T, in install) {
 			want   string
 		}{
 			{"karpenter_nodeclaims_created_total", map[string]string{"nodepool": pool, "reason": "provisioned", "min_values_relaxed": "false"}, atLeast(1), ">= 1"},
-			{"karpenter_nodeclaims_disrupted_total", map[string]string{"nodepool": pool, "reason": "interrupted"}, exactly(1), "1"},
+			{"karpenter_nodeclaims_disrupted_total", map[string]string{"nodepool": pool, "reason": "spot_interrupted"}, exactly(1), "1"},
 			{"karpenter_nodeclaims_terminated_total", map[string]string{"nodepool": pool}, atLeast(2), ">= 2 (the interrupted node, the consolidated ones)"},
 			{"karpenter_nodes_created_total", map[string]string{"nodepool": pool}, atLeast(2), ">= 2"},
 			{"karpenter_nodes_terminated_total", map[string]string{"nodepool": pool}, atLeast(2), ">= 2"},

@@ -28,6 +28,10 @@ type Case struct {
 type Config struct {
 	// Pods is the approximate number of pending pods; zero means 100 to 400, drawn per seed.
 	Pods int
+	// Completeness also draws the shapes where completeness is at stake (per-zone
+	// deployments under one spread, a spread over a key no node has, an unmeetable heavier
+	// preference, minValues). Off, the draws are those the minimised cases were cut from.
+	Completeness bool
 }
 
 // Generate builds the case for a seed: the same seed gives the same case.
@@ -42,7 +46,7 @@ type Config struct {
 // each pod's labels and each constraint's selector independently, so selectors match other
 // pods, several groups, or none.
 func Generate(seed uint64, catalog []nodeplan.InstanceType, cfg Config) Case {
-	g := &gen{rng: rand.New(rand.NewPCG(seed, 0x6b75626573636864))}
+	g := &gen{rng: rand.New(rand.NewPCG(seed, 0x6b75626573636864)), more: cfg.Completeness}
 	g.zones = zonesOf(catalog)
 	in := scheduling.Input{InstanceTypes: g.instanceTypes(catalog)}
 	in.NodePools = g.nodePools()
@@ -68,6 +72,7 @@ func Generate(seed uint64, catalog []nodeplan.InstanceType, cfg Config) Case {
 
 type gen struct {
 	rng   *rand.Rand
+	more  bool // Config.Completeness
 	zones []string
 	pools []nodeplan.NodePool
 	pods  []*corev1.Pod
@@ -153,7 +158,7 @@ func (g *gen) nodePools() []nodeplan.NodePool {
 			nodeplan.In(nodeplan.LabelArch, "amd64"),
 		),
 	}}
-	if g.chance(15) {
+	if g.more && g.chance(15) {
 		// Karpenter's launch flexibility: at least 2 to 4 instance types per claim.
 		it, _ := nodeplan.NewRequirement(nodeplan.LabelInstanceType, corev1.NodeSelectorOpExists)
 		it.MinValues = 2 + g.pick(3)
@@ -272,7 +277,7 @@ func (g *gen) deployments(n int) {
 		app := fmt.Sprintf("app-%d", i)
 		ns := pickOf(g, namespaces)
 		labels := map[string]string{"app": app, "my-label": pickOf(g, labelValues)}
-		if g.chance(8) {
+		if g.more && g.chance(8) {
 			g.zonalSiblings(ns, app, labels, replicas)
 			continue
 		}
@@ -374,7 +379,7 @@ func (g *gen) nodeConstraints(spec *corev1.PodSpec) {
 		}
 		spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.PreferredSchedulingTerm{{Weight: 50,
 			Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: nodeplan.LabelCapacityType, Operator: corev1.NodeSelectorOpIn, Values: []string{string(nodeplan.CapacityTypeSpot)}}}}}}
-		if g.chance(40) {
+		if g.more && g.chance(40) {
 			// A heavier term no node can meet, the shape of a preference for a zone or a
 			// family the pools do not offer: relaxing it must not relax the lighter one too.
 			spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append([]corev1.PreferredSchedulingTerm{{Weight: 100,
@@ -440,7 +445,7 @@ func (g *gen) spread(spec *corev1.PodSpec, app string) {
 		if c.WhenUnsatisfiable == corev1.DoNotSchedule && c.TopologyKey == nodeplan.LabelZone && g.chance(25) {
 			c.MinDomains = ptr.To(int32(len(g.zones)))
 		}
-		if g.chance(4) {
+		if g.more && g.chance(4) {
 			// A key no node carries: kube-scheduler filters out every node without it, so a
 			// DoNotSchedule carrier can never bind and must be left unplaced.
 			c.TopologyKey = "example.com/rack"

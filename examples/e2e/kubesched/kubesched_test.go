@@ -69,7 +69,7 @@ func TestPlansBind(t *testing.T) {
 	sum := tally{known: map[string]int{}}
 	for seed := first; seed < first+n; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			c := Generate(seed, catalog, Config{Pods: pods})
+			c := Generate(seed, catalog, Config{Pods: pods, Completeness: true})
 			runCase(t, c, &sum)
 		})
 	}
