@@ -21,7 +21,10 @@
 // may not be: the pods' node selection differs from the carriers'), and answers [Family.Admits]
 // and [Family.Room]. A [Split] shares the pods of several groups ([Member]) over the domains
 // of one key, least filled first, so that every family's final counts hold every carrier
-// within maxSkew — the solver then pins each group's share to its domain.
+// within maxSkew — the solver then pins each group's share to its domain. It shares them out in
+// layers ([Order]): a group a family counts goes before that family's other carriers, because
+// kube-scheduler never refuses a pod for a constraint it does not carry — the carriers make
+// room for it, not it for them.
 //
 // It does not know shapes, pools or bins: which domains a group can be launched into, and how
 // many of its pods existing nodes hold, are the solver's and come in as [Member] fields. It

@@ -35,27 +35,25 @@ func NewMember(pods int, domains []string) *Member {
 
 // Assign gives each pod of movers and carriers a domain: pods that only count go first, each to
 // its least filled domain (kube-scheduler never refuses a pod for a constraint it does not
-// carry, but counts it); then the carriers, one pod at a time round the members, each to the
-// least filled domain where every constraint it carries holds and no domain holding carriers
-// of a constraint it counts for goes over. A member whose pods share a node takes one domain
-// for all of them.
+// carry, but counts it); then the carriers, in the order Order gives, one pod at a time round
+// the members of each layer, each to the least filled domain where every constraint it carries
+// holds and no domain holding carriers of a constraint it counts for goes over. A member whose
+// pods share a node takes one domain for all of them.
 func Assign(movers, carriers []*Member) {
 	for _, m := range movers {
 		for m.Left > 0 && m.assignOne() {
 		}
 	}
-	// Carriers with fewer domains first in each round: one that may go to a single domain
-	// takes its share there before others, who could go elsewhere, fill it.
-	carriers = slices.Clone(carriers)
-	slices.SortStableFunc(carriers, func(a, b *Member) int { return len(a.Domains) - len(b.Domains) })
-	for progress := true; progress; {
-		progress = false
-		for _, m := range carriers {
-			if m.Left == 0 || m.Stuck {
-				continue
-			}
-			if m.assignOne() {
-				progress = true
+	for _, layer := range Order(carriers) {
+		for progress := true; progress; {
+			progress = false
+			for _, m := range layer {
+				if m.Left == 0 || m.Stuck {
+					continue
+				}
+				if m.assignOne() {
+					progress = true
+				}
 			}
 		}
 	}
@@ -64,6 +62,86 @@ func Assign(movers, carriers []*Member) {
 			m.block()
 		}
 	}
+}
+
+// Order splits carriers into layers to assign one after the other: a member some family counts
+// comes before that family's other carriers, so that their domains are chosen knowing its pods.
+// kube-scheduler never refuses a pod for a constraint it does not carry; the carriers of that
+// constraint must make room, not it — placed first, it cannot be blocked by a domain they
+// already hold. Members that count for each other's families (both carry one constraint, or a
+// cycle of them) share a layer and take turns. In each layer, members with fewer domains come
+// first: one that may go to a single domain takes its share there before others, who could go
+// elsewhere, fill it. The order is deterministic: ties keep carriers' order.
+func Order(carriers []*Member) [][]*Member {
+	ms := slices.Clone(carriers)
+	slices.SortStableFunc(ms, func(a, b *Member) int { return len(a.Domains) - len(b.Domains) })
+	// before[i] lists the members that must not come before ms[i]: the other carriers of a
+	// family counting ms[i]'s pods.
+	before := make([][]int, len(ms))
+	for i, m := range ms {
+		for j, o := range ms {
+			if i != j && slices.ContainsFunc(m.Counted, func(f *Family) bool { return slices.Contains(o.Carries, f) }) {
+				before[i] = append(before[i], j)
+			}
+		}
+	}
+	return components(ms, before)
+}
+
+// components is Tarjan's strongly connected components of the graph edges over ms, in
+// topological order (an edge's source's component first), each component in ms's order.
+func components(ms []*Member, edges [][]int) [][]*Member {
+	index, low := make([]int, len(ms)), make([]int, len(ms))
+	onStack := make([]bool, len(ms))
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int
+	var out [][]*Member
+	next := 0
+	var visit func(v int)
+	visit = func(v int) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, w := range edges[v] {
+			switch {
+			case index[w] < 0:
+				visit(w)
+				low[v] = min(low[v], low[w])
+			case onStack[w]:
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] != index[v] {
+			return
+		}
+		var comp []int
+		for {
+			w := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			onStack[w] = false
+			comp = append(comp, w)
+			if w == v {
+				break
+			}
+		}
+		slices.Sort(comp)
+		layer := make([]*Member, len(comp))
+		for i, w := range comp {
+			layer[i] = ms[w]
+		}
+		out = append(out, layer)
+	}
+	for v := range ms {
+		if index[v] < 0 {
+			visit(v)
+		}
+	}
+	// Tarjan emits a component after every component its edges reach: reversed, sources first.
+	slices.Reverse(out)
+	return out
 }
 
 // assignOne puts one more pod of m in the least filled domain that keeps every constraint; it

@@ -193,3 +193,51 @@ func TestWholeDomains(t *testing.T) {
 		}
 	}
 }
+
+// A member a family counts goes before the family's other carriers: kube-scheduler never
+// refuses it for that constraint, so they must make room. Before, the carrier b, given first,
+// took zone c, and a's second pod was refused for pushing b's domain over maxSkew.
+func TestAssignCountedBeforeTheCarriersCountingThem(t *testing.T) {
+	own := NewFamily(Spread{Key: "zone", MaxSkew: 1, MinDomains: 1}, map[string]int{"c": 0})
+	other := NewFamily(Spread{Key: "zone", MaxSkew: 1, MinDomains: 1}, map[string]int{"a": 0, "b": 0, "c": 0})
+	own.Reset()
+	other.Reset()
+	b := NewMember(1, []string{"c"})
+	b.Carries = []*Family{other}
+	a := NewMember(2, []string{"c"})
+	a.Carries, a.Counted, a.Kinds = []*Family{own}, []*Family{own, other}, []Kind{Sure, Sure}
+	Assign(nil, []*Member{b, a})
+	if a.Parts[0] != 2 || a.Stuck {
+		t.Errorf("a: parts %v, stuck %t (%s); want both pods in c", a.Parts, a.Stuck, a.Why)
+	}
+	if !b.Stuck || b.Why == "" {
+		t.Errorf("b: parts %v, stuck %t; want stuck with its spread's reason", b.Parts, b.Stuck)
+	}
+}
+
+func TestOrderLayersFollowTheCounts(t *testing.T) {
+	f := NewFamily(Spread{Key: "zone", MaxSkew: 1, MinDomains: 1}, map[string]int{"a": 0})
+	g := NewFamily(Spread{Key: "zone", MaxSkew: 1, MinDomains: 1}, map[string]int{"a": 0})
+	x := NewMember(1, []string{"a"}) // carries f, counted by g
+	x.Carries, x.Counted = []*Family{f}, []*Family{f, g}
+	y := NewMember(1, []string{"a"}) // carries g, counted by f: a cycle with x
+	y.Carries, y.Counted = []*Family{g}, []*Family{f}
+	z := NewMember(1, []string{"a"}) // carries g only
+	z.Carries = []*Family{g}
+	w := NewMember(1, []string{"a", "b"}) // counted by f, carries nothing another counts
+	w.Carries, w.Counted = []*Family{NewFamily(Spread{}, nil)}, []*Family{f}
+	got := Order([]*Member{z, w, y, x})
+	names := map[*Member]string{x: "x", y: "y", z: "z", w: "w"}
+	var layers [][]string
+	for _, l := range got {
+		var ns []string
+		for _, m := range l {
+			ns = append(ns, names[m])
+		}
+		layers = append(layers, ns)
+	}
+	// w and the x–y cycle come before f's and g's other carriers; z, counted by none, last.
+	if diff := cmp.Diff([][]string{{"w"}, {"y", "x"}, {"z"}}, layers); diff != "" {
+		t.Errorf("Order() layers (-want +got):\n%s", diff)
+	}
+}
