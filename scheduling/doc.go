@@ -203,8 +203,8 @@
 //     with first-fit-decreasing (ffd.go), each packer working on a packing value;
 //   - enforceTopology (postcheck.go) takes back pods whose spread or affinity partners were
 //     not placed, and spread carriers that could wait on each other forever (spreadwait.go);
-//     rejectMinValues (output.go) takes back the pods of claims whose options cannot meet
-//     minValues;
+//     rejectMinValues (output.go) splits claims whose options cannot meet minValues
+//     (minvalues.go) and takes back the pods no claim can;
 //   - result (output.go) writes the Result, and explain.go the reasons for every pod left.
 //
 // Leaves, which read none of the solver's working state: lp.go, the revised-simplex master;

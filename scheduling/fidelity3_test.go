@@ -4,10 +4,13 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/scheduling"
 )
 
 // Completeness classes the kube-scheduler differential found (issue 27, "the proof"): pods the
@@ -45,5 +48,35 @@ func TestPodsCountedBySpreadTheyDoNotCarryArePlaced(t *testing.T) {
 			t.Errorf("pod %s placed in %q, want zone-c: it carries only its own spread, which zone c holds (unschedulable: %s)",
 				k, zones[k], unplacedKeys(res))
 		}
+	}
+}
+
+// Issue 27, item 5: a pool asking for at least two instance types per claim. Two 0.9-CPU pods
+// fit one 4-CPU node, cheaper than two 1-CPU nodes, but only that type holds both, so one claim cannot meet minValues; each
+// pod alone fits the 1-CPU and the 4-CPU type. Karpenter opens a second NodeClaim; before,
+// both pods were refused ("too few instance types fit the pod").
+func TestMinValuesSplitsTheClaim(t *testing.T) {
+	small := zonedType("small", "1", map[string]float64{"zone-a": 0.15}) // two cost more than one big
+	big := zonedType("big", "4", map[string]float64{"zone-a": 0.2})
+	instanceType, _ := nodeplan.NewRequirement(nodeplan.LabelInstanceType, corev1.NodeSelectorOpExists)
+	instanceType.MinValues = 2
+	in := scheduling.Input{InstanceTypes: []nodeplan.InstanceType{small, big}, NodePools: []nodeplan.NodePool{{Name: "default",
+		Template: nodeplan.NodeClaimTemplate{Requirements: nodeplan.NewRequirements(instanceType)}}}}
+	in.Pods = apiServerShaped(replicas("web", 2, "900m"))
+	res := solveAndCheck(t, in)
+	if len(res.Unschedulable) > 0 || len(res.NodeClaims) != 2 {
+		t.Fatalf("Solve() = %d claims, unschedulable %s; want 2 claims, both pods placed", len(res.NodeClaims), unplacedKeys(res))
+	}
+	for _, c := range res.NodeClaims {
+		if diff := cmp.Diff([]string{"small", "big"}, c.InstanceTypeOptions); diff != "" || c.InstanceType != "small" {
+			t.Errorf("claim %v options (-want +got):\n%s costed at %s, want small", c.Pods, diff, c.InstanceType)
+		}
+	}
+	// A third pod that fits only the big type alone cannot meet minValues anywhere: it stays
+	// pending with the reason, the others are placed.
+	in.Pods = apiServerShaped(append(replicas("web", 2, "900m"), replicas("batch", 1, "3")...))
+	res = solveAndCheck(t, in)
+	if len(res.Unschedulable) != 1 || res.Unschedulable[0].Code != scheduling.ReasonMinValues || len(res.NodeClaims) != 2 {
+		t.Errorf("Solve() = %d claims, unschedulable %s; want the 3-CPU pod alone refused for minValues", len(res.NodeClaims), unplacedKeys(res))
 	}
 }

@@ -110,22 +110,26 @@ func placedPods(st *packState) int {
 	return int(n)
 }
 
-// rejectMinValues builds every planned claim's launch request and takes back the pods of the
-// claims whose instance-type options cannot meet their pool's minValues together: those pods
-// return to st.remaining with their groups marked in st.minValuesHit (ReasonMinValues), and the
-// claims leave st.claims. It returns the requests of the claims kept, in st.claims order.
+// rejectMinValues builds every planned claim's launch request. A claim whose instance-type
+// options cannot meet its pool's minValues together is split (splitForMinValues): fewer pods
+// fit more types, as Karpenter opens another NodeClaim rather than give up a pod. Pods no
+// claim of theirs can meet minValues for return to st.remaining with their groups marked in
+// st.minValuesHit (ReasonMinValues). It returns the requests of the claims kept, in st.claims
+// order.
 func (p *problem) rejectMinValues(st *packState) []NewNodeClaim {
 	lb := p.newLaunchBuilder(st)
-	kept := st.claims[:0]
+	kept := make([]*claim, 0, len(st.claims)) // a split adds claims: no reuse of st.claims
 	for _, c := range st.claims {
-		if !lb.add(c) {
-			for _, x := range c.placed {
-				st.remaining[x.g] += x.k
-				st.minValuesHit[x.g] = true
-			}
+		if lb.add(c) {
+			kept = append(kept, c)
 			continue
 		}
-		kept = append(kept, c)
+		parts, left := p.splitForMinValues(st, lb, c)
+		kept = append(kept, parts...)
+		for _, x := range left {
+			st.remaining[x.g] += x.k
+			st.minValuesHit[x.g] = true
+		}
 	}
 	st.claims = kept
 	return lb.out

@@ -61,8 +61,9 @@ func Solve(ctx context.Context, in Input) (Result, error) {
 //     whose spread or affinity partners could not be placed, or whose spreads could wait on
 //     each other forever (spreadwait.go).
 //  8. rejectMinValues(st): st.claims, st.usage → requests, each claim's launch
-//     request; the pods of claims whose options cannot meet their pool's minValues taken back
-//     (st.claims, st.remaining, st.minValuesHit).
+//     request; a claim whose options cannot meet its pool's minValues split into claims that
+//     can (minvalues.go), the pods none can taken back (st.claims, st.remaining,
+//     st.minValuesHit).
 //  9. result(st, requests): st (read only) → the Result, with every pod left explained.
 //  10. finalBound: relaxed, lb, counts, st.remaining, the unplaced pods → the lower bound for
 //     the pods the plan places.

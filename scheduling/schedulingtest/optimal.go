@@ -28,15 +28,17 @@ const (
 //     with an available offering large enough for it and the DaemonSet pods that would run
 //     there; pods of different pools never share a node;
 //   - a new node of a pool is any type of the pool's catalog in any available offering the
-//     pool's requirements allow, priced at that offering; it holds its pods' requests plus the
-//     DaemonSet pods its labels and taints admit (within allocatable, every resource);
+//     pool's requirements allow, priced at that offering, when the types that hold its pods
+//     offer as many values of each minValues key as the pool asks; it holds its pods'
+//     requests plus the DaemonSet pods its labels and taints admit (within allocatable, every
+//     resource);
 //   - an existing node takes pods it admits into allocatable less its running pods and the
 //     DaemonSet pods not yet running there; it costs nothing.
 //
 // ok is false, and nothing is computed, when in has more than [MaxOptimalPods] pending pods or a
-// pool more than [MaxOptimalTypes] types, or anything the model leaves out: NodePool limits or
-// minValues, in-flight NodeClaims, topology spread, pod affinity or anti-affinity (pending or
-// running pods), host ports, volume zones, volumes on attach-limited nodes, and — unless
+// pool more than [MaxOptimalTypes] types, or anything the model leaves out: NodePool limits,
+// in-flight NodeClaims, topology spread, pod affinity or anti-affinity (pending or running
+// pods), host ports, volume zones, volumes on attach-limited nodes, and — unless
 // Options.Preferences is PreferencesIgnore — preferred node affinity and PreferNoSchedule taints.
 func Optimal(in scheduling.Input) (cost float64, unplaced []string, ok bool) {
 	if !inScope(&in) {
@@ -46,6 +48,13 @@ func Optimal(in scheduling.Input) (cost float64, unplaced []string, ok bool) {
 	sums := m.subsetSums()
 	newOK := m.newNodeMask()
 	block := m.cheapestNodes(sums, newOK)
+	for i := range m.pods {
+		// A pod no node of its own can take (its types too few for minValues) is left out:
+		// more pods on its node only narrow the types further.
+		if math.IsInf(block[1<<i], 1) {
+			newOK &^= 1 << i
+		}
+	}
 	search := &binSearch{
 		g: cheapestPartitions(block, newOK, len(m.pods)), newOK: newOK,
 		fitsBin: m.binFits(sums), memo: make([]map[int]optValue, len(m.bins)+1),
@@ -106,8 +115,10 @@ func (m *model) cheapestNodes(sums []vec, newOK int) []float64 {
 		if !same {
 			continue
 		}
+		price := math.Inf(1)
+		var holding []mvariant
 		for vi, v := range m.pools[pool].variants {
-			if v.off.Price >= block[s] || !sums[s].fits(v.room) {
+			if !sums[s].fits(v.room) {
 				continue
 			}
 			all := true
@@ -118,11 +129,36 @@ func (m *model) cheapestNodes(sums []vec, newOK int) []float64 {
 				}
 			}
 			if all {
-				block[s] = v.off.Price
+				price = min(price, v.off.Price)
+				holding = append(holding, v)
 			}
+		}
+		if meetsMinValues(m.pools[pool].np, holding) {
+			block[s] = price
 		}
 	}
 	return block
+}
+
+// meetsMinValues reports whether the variants that hold a node's pods offer, for every
+// requirement of the pool with minValues, that many distinct values of its key among their
+// instance types: Karpenter's launch flexibility, judged on the node's options.
+func meetsMinValues(np *nodeplan.NodePool, holding []mvariant) bool {
+	for _, r := range np.Template.Requirements.All() {
+		if r.MinValues == 0 {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, v := range holding {
+			if x, ok := v.labels[r.Key]; ok {
+				seen[x] = true
+			}
+		}
+		if len(seen) < r.MinValues {
+			return false
+		}
+	}
+	return true
 }
 
 // cheapestPartitions returns, for every set s of n pods, the cheapest partition of s into new
@@ -255,11 +291,6 @@ func inScope(in *scheduling.Input) bool {
 		}
 		if !ignorePrefs && hasPreferNoSchedule(np.Template.Taints) {
 			return false
-		}
-		for _, r := range np.Template.Requirements.All() {
-			if r.MinValues > 0 {
-				return false
-			}
 		}
 	}
 	for _, p := range pods {
