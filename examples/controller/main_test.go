@@ -114,3 +114,28 @@ func TestScale(t *testing.T) {
 		}
 	}
 }
+
+// TestReplacementCostFigures: a replacement is reported at the offering it was planned at. A
+// like-for-like drift replacement (c6a.2xlarge spot for the same) costs nothing more, and the
+// spot replacement of an interrupted node costs the difference of the two spot prices; both
+// read cost-increase=$0.2151/h when replacements were priced at their on-demand worst case.
+func TestReplacementCostFigures(t *testing.T) {
+	for _, tc := range []struct{ scenario, want, summary string }{
+		{"drift", `disrupting node(s) reason=Drifted savings=$0.0000/h `, `Drifted: 1 node(s), savings $0.0000/h`},
+		{"spot-interruption", `disrupting node(s) reason=Interrupted cost-increase=$0.0044/h `, `Interrupted: 1 node(s), cost-increase $0.0044/h`},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			var out bytes.Buffer
+			if err := run(ctx, []string{"--scenario", tc.scenario}, &out, &out); err != nil {
+				t.Fatalf("run(--scenario %s) = %v\noutput:\n%s", tc.scenario, err, out.String())
+			}
+			for _, want := range []string{tc.want, tc.summary} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("run(--scenario %s) lacks %q\noutput:\n%s", tc.scenario, want, out.String())
+				}
+			}
+		})
+	}
+}

@@ -132,7 +132,7 @@ func (c *Controller) disrupt(ctx context.Context) bool {
 		c.Metrics.EligibleNodes(eligibleNodes(in, res))
 		c.explain(res.Blocked)
 		for _, cmd := range res.Commands {
-			c.execute(ctx, cmd)
+			c.execute(ctx, cmd, costOf(cmd, in.Options.Scheduling.NodeCost))
 		}
 	}()
 	return true
@@ -186,8 +186,9 @@ func (c *Controller) explain(blocked []disruption.Blocked) {
 
 // execute carries out one command in the background, as the disruption package's execution
 // contract says: replacements launched and initialized first (an interrupted node does not
-// wait for them), then each node tainted, drained and deleted.
-func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
+// wait for them), then each node tainted, drained and deleted. cost is what it logs and
+// counts as the command's saving.
+func (c *Controller) execute(ctx context.Context, cmd disruption.Command, cost commandCost) {
 	for _, n := range cmd.Nodes {
 		if !c.claimBusy("command/" + n) {
 			c.log().Info("skipping command: node already being disrupted", "node", n, "reason", string(cmd.Reason))
@@ -200,13 +201,19 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 			return
 		}
 	}
-	change, amount := PriceChange(cmd.Savings)
-	c.log().Info("disrupting node(s)", "command", commandString(cmd), "reason", strings.ToLower(string(cmd.Reason)),
+	change, amount := PriceChange(cost.Savings)
+	attrs := []any{"command", commandString(cmd, cost.Savings), "reason", strings.ToLower(string(cmd.Reason)),
 		"decision", decision(cmd), change, amount, "disrupted-node-count", len(cmd.Nodes),
-		"replacement-node-count", len(cmd.Replacements), "pod-count", len(cmd.Pods), "disrupted-nodes", cmd.Nodes)
-	c.Metrics.DisruptionDecision(cmd)
+		"replacement-node-count", len(cmd.Replacements), "pod-count", len(cmd.Pods), "disrupted-nodes", cmd.Nodes}
+	if cost.worstCaseDiffers() {
+		// What the replacements would cost at the dearest offering their options allow:
+		// the bar the planner judged the command by.
+		attrs = append(attrs, "replacement-worst-case", Dollars(cost.WorstCase))
+	}
+	c.log().Info("disrupting node(s)", attrs...)
+	c.Metrics.DisruptionDecision(cmd, cost.Savings)
 	c.emit(Event{Kind: EventDisrupting, Reason: string(cmd.Reason), Nodes: cmd.Nodes, Replacements: len(cmd.Replacements),
-		Pods: len(cmd.Pods), Savings: cmd.Savings})
+		Pods: len(cmd.Pods), Savings: cost.Savings})
 	// The candidates show the command's reason (DisruptionReason) from now, as Karpenter's
 	// queue marks them, and lose it if the command is dropped before they terminate.
 	var candidates []string
@@ -246,7 +253,7 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 				for _, r := range cmd.Replacements {
 					c.launch(ctx, r, replacementWhy(cmd))
 				}
-			} else if !c.launchReplacements(ctx, cmd) {
+			} else if !c.launchReplacements(ctx, cmd, cost) {
 				return
 			}
 		}
@@ -267,7 +274,7 @@ func (c *Controller) execute(ctx context.Context, cmd disruption.Command) {
 // launchReplacements launches a command's replacements and waits until all are initialized.
 // It reports false when one failed or ReplacementTimeout passed: the command is then dropped
 // and its nodes stay (the replacements, if any came up, are consolidated later).
-func (c *Controller) launchReplacements(ctx context.Context, cmd disruption.Command) bool {
+func (c *Controller) launchReplacements(ctx context.Context, cmd disruption.Command, cost commandCost) bool {
 	names := make([]string, len(cmd.Replacements))
 	for i, r := range cmd.Replacements {
 		names[i] = c.launch(ctx, r, replacementWhy(cmd))
@@ -278,7 +285,7 @@ func (c *Controller) launchReplacements(ctx context.Context, cmd disruption.Comm
 		for _, name := range names {
 			cl := c.tracker.Get(name)
 			if cl == nil {
-				c.log().Error("abandoning disruption command: a replacement failed", "command", commandString(cmd), "nodeclaim", name)
+				c.log().Error("abandoning disruption command: a replacement failed", "command", commandString(cmd, cost.Savings), "nodeclaim", name)
 				return false
 			}
 			if cl.Phase == PhaseInitialized {
@@ -289,7 +296,7 @@ func (c *Controller) launchReplacements(ctx context.Context, cmd disruption.Comm
 			return true
 		}
 		if c.now().After(deadline) {
-			c.log().Error("abandoning disruption command: replacements did not initialize in time", "command", commandString(cmd))
+			c.log().Error("abandoning disruption command: replacements did not initialize in time", "command", commandString(cmd, cost.Savings))
 			return false
 		}
 		if c.sleep(ctx, time.Second) != nil {

@@ -346,8 +346,9 @@ func consolidationType(cmd disruption.Command) string {
 
 // DisruptionDecision counts a command started by decision, reason and consolidation type, in
 // total and per nodepool, when it is voluntary (Karpenter counts no interruption or
-// expiration there), and adds its savings to nodeplan's.
-func (m *Metrics) DisruptionDecision(cmd disruption.Command) {
+// expiration there), and adds its savings ($/h, the replacements at their planned offerings)
+// to nodeplan's.
+func (m *Metrics) DisruptionDecision(cmd disruption.Command, savings float64) {
 	if m == nil {
 		return
 	}
@@ -358,8 +359,8 @@ func (m *Metrics) DisruptionDecision(cmd disruption.Command) {
 			m.decisionsByPool.WithLabelValues(p, d, r, t).Inc()
 		}
 	}
-	if cmd.Savings > 0 && len(cmd.NodePools) > 0 {
-		m.savings.WithLabelValues(strings.Join(cmd.NodePools, ","), r).Add(cmd.Savings)
+	if savings > 0 && len(cmd.NodePools) > 0 {
+		m.savings.WithLabelValues(strings.Join(cmd.NodePools, ","), r).Add(savings)
 	}
 }
 

@@ -55,8 +55,9 @@ func decision(cmd disruption.Command) string {
 }
 
 // commandString is the one-line summary of a command operators grep for, in Karpenter's
-// shape: "Empty: delete: nodepools=[default]: [node-a] (savings: $0.0700/h)".
-func commandString(cmd disruption.Command) string {
+// shape: "Empty: delete: nodepools=[default]: [node-a] (savings: $0.0700/h)", with savings
+// the command's (commandCost.Savings).
+func commandString(cmd disruption.Command, savings float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s: nodepools=%v: %v", cmd.Reason, decision(cmd), cmd.NodePools, cmd.Nodes)
 	if n := len(cmd.Replacements); n > 0 {
@@ -66,7 +67,7 @@ func commandString(cmd disruption.Command) string {
 		}
 		fmt.Fprintf(&b, " -> %d replacement(s) %v", n, types)
 	}
-	change, amount := PriceChange(cmd.Savings)
+	change, amount := PriceChange(savings)
 	fmt.Fprintf(&b, " (%s: %s)", change, amount)
 	return b.String()
 }

@@ -46,10 +46,11 @@ func (d Dollars) String() string { return fmt.Sprintf("$%.4f/h", float64(d)) }
 
 // PriceChange names what a command does to the fleet's $/h the way a person reads it:
 // "savings" when the fleet gets cheaper, "cost-increase" when a drifted or expired node is
-// replaced by a dearer one — never a negative saving.
+// replaced by a dearer one — never a negative saving. A change smaller than the figure shows
+// ($0.0001/h), such as a like-for-like replacement's rounding, is no saving and no increase.
 func PriceChange(savings float64) (key string, amount Dollars) {
-	if savings < 0 {
+	if savings <= -0.00005 {
 		return "cost-increase", Dollars(-savings)
 	}
-	return "savings", Dollars(savings)
+	return "savings", Dollars(max(savings, 0))
 }
