@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -137,5 +138,32 @@ func TestReplacementCostFigures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestICELaunchShowsPlanned: when the cheapest offering has no capacity the launch falls back,
+// and its line says what was planned, as the README promises for `--scenario ice`.
+func TestICELaunchShowsPlanned(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	if err := run(ctx, []string{"--scenario", "ice"}, &out, &out); err != nil {
+		t.Fatalf("run(--scenario ice) = %v\noutput:\n%s", err, out.String())
+	}
+	// The ICE'd offering is spot c6a.2xlarge in us-east-1a (scenario ice); the launch is another.
+	want := `(?m)^\d\d:\d\d:\d\d launched nodeclaim \S+ nodepool=default instance-type=(\S+) zone=(\S+) capacity-type=(\S+) .* planned=c6a\.2xlarge/us-east-1a/spot$`
+	m := regexp.MustCompile(want).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("output lacks a launch line matching %s\noutput:\n%s", want, out.String())
+	}
+	if m[1]+"/"+m[2]+"/"+m[3] == "c6a.2xlarge/us-east-1a/spot" {
+		t.Errorf("launched the offering that had no capacity: %s", m[0])
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "`--scenario ice`") || !strings.Contains(string(readme), "`planned=`") {
+		t.Error("README.md no longer describes --scenario ice's planned= (update this test with it)")
 	}
 }

@@ -26,7 +26,8 @@ const (
 	EventNodeClaimCreated EventKind = "NodeClaimCreated"
 	// EventNodeClaimLaunched: the cloud made the instance (InstanceType, Zone, CapacityType,
 	// Price, Allocatable, Pods: the pods it was launched for; Reason: why, when not for
-	// pending pods).
+	// pending pods; Planned: the offering the solver chose, "type/zone/capacity-type", when
+	// the cloud launched another).
 	EventNodeClaimLaunched EventKind = "NodeClaimLaunched"
 	// EventLaunchFailed: Create failed; the claim is gone (Reason, Message).
 	EventLaunchFailed EventKind = "LaunchFailed"
@@ -75,6 +76,7 @@ type Event struct {
 	InstanceTypes []string
 
 	Reason, Message string
+	Planned         string
 
 	Nodes                  []string
 	Pods, BufferPods       int

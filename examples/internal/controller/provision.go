@@ -440,16 +440,20 @@ func (c *Controller) launchFor(ctx context.Context, nc scheduling.NewNodeClaim, 
 		attrs := []any{"nodeclaim", claim.Name, "nodepool", claim.NodePool, "provider-id", st.ProviderID,
 			"instance-type", st.InstanceType, "zone", st.Zone, "capacity-type", string(st.CapacityType),
 			"price", Dollars(st.Price), "allocatable", Resources(st.Allocatable), "pods", len(nc.Pods)}
+		planned := ""
 		if nc.InstanceType != "" && (nc.InstanceType != st.InstanceType || nc.Offering.Zone != st.Zone ||
 			nc.Offering.CapacityType != st.CapacityType) {
-			attrs = append(attrs, "planned", fmt.Sprintf("%s/%s/%s", nc.InstanceType, nc.Offering.Zone, nc.Offering.CapacityType))
+			// The cloud fell back to a later option (capacity errors): say what was wanted.
+			planned = fmt.Sprintf("%s/%s/%s", nc.InstanceType, nc.Offering.Zone, nc.Offering.CapacityType)
+			attrs = append(attrs, "planned", planned)
 		}
 		if why != "provisioning" {
 			attrs = append(attrs, "for", why)
 		}
 		c.log().Info("launched nodeclaim", attrs...)
 		ev := Event{Kind: EventNodeClaimLaunched, NodeClaim: claim.Name, NodePool: claim.NodePool, InstanceType: st.InstanceType,
-			Zone: st.Zone, CapacityType: st.CapacityType, Price: st.Price, Allocatable: st.Allocatable, Pods: len(nc.Pods)}
+			Zone: st.Zone, CapacityType: st.CapacityType, Price: st.Price, Allocatable: st.Allocatable, Pods: len(nc.Pods),
+			Planned: planned}
 		if why != "provisioning" {
 			ev.Reason = why
 		}

@@ -75,6 +75,9 @@ func (t *Timeline) Event(e controller.Event) {
 		msg, fs = "launched nodeclaim "+e.NodeClaim, []field{kv("nodepool", e.NodePool), kv("instance-type", e.InstanceType),
 			kv("zone", e.Zone), kv("capacity-type", string(e.CapacityType)), kv("price", controller.Dollars(e.Price)),
 			kv("allocatable", resources(e.Allocatable)), kv("pods", e.Pods)}
+		if e.Planned != "" {
+			fs = append(fs, kv("planned", e.Planned))
+		}
 		if e.Reason != "" {
 			fs = append(fs, kv("for", e.Reason))
 		}
