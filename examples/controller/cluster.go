@@ -15,26 +15,34 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	corev1 "k8s.io/api/core/v1"
+	apiversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/cloudprovider"
 	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
 	"github.com/nodeplan/nodeplan/examples/internal/logging"
+	"github.com/nodeplan/nodeplan/examples/kwok"
 	"github.com/nodeplan/nodeplan/pricing"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-// runCluster runs the controller against the cluster of o.kubeconfig, launching EC2 instances
-// with the credentials of the environment (see README.md for the IAM permissions).
+// runCluster runs the controller against the cluster of o.kubeconfig, launching nodes with
+// the provider --provider names: EC2 instances with the credentials of the environment (see
+// README.md for the IAM permissions), or kwok's Nodes with no cloud at all.
 func runCluster(ctx context.Context, o options, metrics *controller.Metrics, planner controller.Planner, stderr io.Writer) error {
 	log := newLogger(o.logFormat, stderr, o.verbose, o.logLevel)
 	logging.RouteKlog(log)
-	if o.clusterName == "" {
+	if err := o.lab.checkProvider(); err != nil {
+		return err
+	}
+	if o.clusterName == "" && o.lab.provider == "ec2" {
 		return errors.New("--cluster-name is required with --kubeconfig (instances are tagged with it)")
 	}
 	if o.nodePools != "" && o.nodePoolsConfigMap != "" {
@@ -48,10 +56,6 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 	if err != nil {
 		return err
 	}
-	joinURL, err := endpoint(o, restCfg.Host)
-	if err != nil {
-		return err
-	}
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return err
@@ -59,12 +63,6 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return err
-	}
-	ca := restCfg.CAData
-	if len(ca) == 0 && restCfg.CAFile != "" {
-		if ca, err = os.ReadFile(restCfg.CAFile); err != nil {
-			return fmt.Errorf("cluster CA: %w", err)
-		}
 	}
 	ver, err := client.Discovery().ServerVersion()
 	if err != nil {
@@ -114,41 +112,11 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		pools = &controller.ConfigMapNodePools{Client: client, Namespace: ns, Name: name, Decode: decode, Logger: log}
 	}
 
-	var awsOpts []func(*config.LoadOptions) error
-	if o.region != "" {
-		awsOpts = append(awsOpts, config.WithRegion(o.region))
-	}
-	awsCfg, err := config.LoadDefaultConfig(ctx, awsOpts...)
-	if err != nil {
-		return fmt.Errorf("AWS configuration: %w", err)
-	}
-	prices := pricing.NewFromConfig(awsCfg)
-	prices.Logger = log
-	cluster := ec2.Cluster{Name: o.clusterName, Endpoint: joinURL, CABundle: ca, ServiceCIDR: o.serviceCIDR,
-		ClusterDNS: o.clusterDNS, KubernetesVersion: ver.Major + "." + strings.TrimSuffix(ver.Minor, "+")}
-	var tokens *controller.BootstrapTokens // kubeadm: a bootstrap token per launch
-	if o.kubeadmCACertHash != "" {
-		cluster.Kubeadm = &ec2.KubeadmJoin{CACertHashes: strings.Split(o.kubeadmCACertHash, ",")}
-		tokens = &controller.BootstrapTokens{}
-	}
-	popts := ec2.Options{
-		Installation: o.installation,
-		Cluster:      cluster,
-		Region:       awsCfg.Region,
-		EC2:          awsec2.NewFromConfig(awsCfg),
-		SSM:          ssm.NewFromConfig(awsCfg),
-		Prices:       prices,
-		NodeClass:    classes.Get,
-		Logger:       log,
-	}
-	if o.interruptionQueue != "" {
-		popts.SQS, popts.QueueURL = sqs.NewFromConfig(awsCfg), o.interruptionQueue
-	}
-	provider, err := ec2.New(popts)
+	built, err := newProvider(ctx, o, clusterInfo{rest: restCfg, client: client, version: ver, nodeClass: classes.Get}, log)
 	if err != nil {
 		return err
 	}
-	go refreshPrices(ctx, prices, log)
+	provider, tokens := built.provider, built.tokens
 
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
@@ -171,6 +139,9 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 	lead := func(ctx context.Context) {
 		health.SetLeading(true)
 		defer health.SetLeading(false)
+		if built.whileLeading != nil {
+			go built.whileLeading(ctx)
+		}
 		c := &controller.Controller{Health: health, Client: client, Dynamic: dyn, Provider: provider, NodePools: pools, Solve: scheduling.Solve,
 			Planner: planner, Logger: log, Recorder: recorder, Metrics: metrics, Installation: o.installation, Adopt: o.adopt,
 			CostModel: costModel, NodeOverlays: overlays, BootstrapTokens: tokens, CapacityBuffers: o.capacityBuffers,
@@ -191,6 +162,94 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 	}
 	le := &controller.LeaderElection{Client: client, Namespace: o.leaseNamespace, Name: o.leaseName, Identity: id, Logger: log}
 	return le.Run(ctx, lead)
+}
+
+// clusterInfo is what a provider may need to know of the cluster.
+type clusterInfo struct {
+	rest      *rest.Config
+	client    kubernetes.Interface
+	version   *apiversion.Info
+	nodeClass func(name string) (*ec2.NodeClass, bool)
+}
+
+// builtProvider is a provider and what runs with it.
+type builtProvider struct {
+	provider cloudprovider.Provider
+	// tokens, with EC2 and --kubeadm-ca-cert-hash, are the bootstrap tokens minted per launch.
+	tokens *controller.BootstrapTokens
+	// whileLeading runs beside the controller while this replica leads: kwok's kubelets,
+	// played by one replica at a time.
+	whileLeading func(ctx context.Context)
+}
+
+// newProvider builds the provider --provider names; EC2's price refreshes start at once.
+func newProvider(ctx context.Context, o options, cl clusterInfo, log *slog.Logger) (builtProvider, error) {
+	if err := o.lab.checkProvider(); err != nil {
+		return builtProvider{}, err
+	}
+	if o.lab.provider == "kwok" {
+		catalog, from, err := o.lab.loadCatalog()
+		if err != nil {
+			return builtProvider{}, err
+		}
+		p := &kwok.Provider{Client: cl.client, Catalog: catalog, Owner: o.installation,
+			ReadyAfter: max(o.lab.kwokReadyAfter, time.Nanosecond), Logger: log}
+		log.Info("kwok provider: Nodes as objects, no cloud", "catalog", from, "instance-types", len(catalog),
+			"owner-label", kwok.LabelOwner+"="+o.installation, "ready-after", o.lab.kwokReadyAfter)
+		kubelets := func(ctx context.Context) {
+			if err := p.Run(ctx); err != nil {
+				log.Error("kwok kubelets stopped", "err", err)
+			}
+		}
+		return builtProvider{provider: p, whileLeading: kubelets}, nil
+	}
+
+	joinURL, err := endpoint(o, cl.rest.Host)
+	if err != nil {
+		return builtProvider{}, err
+	}
+	ca := cl.rest.CAData
+	if len(ca) == 0 && cl.rest.CAFile != "" {
+		if ca, err = os.ReadFile(cl.rest.CAFile); err != nil {
+			return builtProvider{}, fmt.Errorf("cluster CA: %w", err)
+		}
+	}
+	var awsOpts []func(*config.LoadOptions) error
+	if o.region != "" {
+		awsOpts = append(awsOpts, config.WithRegion(o.region))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, awsOpts...)
+	if err != nil {
+		return builtProvider{}, fmt.Errorf("AWS configuration: %w", err)
+	}
+	prices := pricing.NewFromConfig(awsCfg)
+	prices.Logger = log
+	cluster := ec2.Cluster{Name: o.clusterName, Endpoint: joinURL, CABundle: ca, ServiceCIDR: o.serviceCIDR,
+		ClusterDNS: o.clusterDNS, KubernetesVersion: cl.version.Major + "." + strings.TrimSuffix(cl.version.Minor, "+")}
+	var tokens *controller.BootstrapTokens // kubeadm: a bootstrap token per launch
+	if o.kubeadmCACertHash != "" {
+		cluster.Kubeadm = &ec2.KubeadmJoin{CACertHashes: strings.Split(o.kubeadmCACertHash, ",")}
+		tokens = &controller.BootstrapTokens{}
+	}
+	popts := ec2.Options{
+		Installation: o.installation,
+		Cluster:      cluster,
+		Region:       awsCfg.Region,
+		EC2:          awsec2.NewFromConfig(awsCfg),
+		SSM:          ssm.NewFromConfig(awsCfg),
+		Prices:       prices,
+		NodeClass:    cl.nodeClass,
+		Logger:       log,
+	}
+	if o.interruptionQueue != "" {
+		popts.SQS, popts.QueueURL = sqs.NewFromConfig(awsCfg), o.interruptionQueue
+	}
+	provider, err := ec2.New(popts)
+	if err != nil {
+		return builtProvider{}, err
+	}
+	go refreshPrices(ctx, prices, log)
+	return builtProvider{provider: provider, tokens: tokens}, nil
 }
 
 // refreshPrices keeps prices current: spot every 5 minutes, on-demand every 12 hours. A failed
