@@ -62,8 +62,9 @@ func boolInt(b bool) int {
 }
 
 // placeWith places groups that must share nodes with another group (required pod affinity over
-// hostnames to pending pods) onto the nodes planned or found for that group. It reads and writes
-// st.remaining, st.bins and the pods of st.claims; it plans no claim.
+// hostnames to pending pods) onto the nodes planned or found for that group, growing one of its
+// new nodes to a larger type where none has room (growForFollower). It reads and writes
+// st.remaining, st.bins, st.usage and st.claims' pods and types; it plans no claim.
 func (p *problem) placeWith(st *packState) {
 	// A group may follow a group that follows another: repeat while pods find room.
 	for before := int64(-1); sum(st.remaining) != before; {
@@ -115,6 +116,9 @@ func (p *problem) placeWithOnce(st *packState) {
 			c.placed = addPlacement(slices.Clone(c.placed), g.id, k)
 			c.value += float64(k) * g.value
 			st.remaining[g.id] -= k
+		}
+		if st.remaining[g.id] > 0 {
+			p.growForFollower(st, g, h)
 		}
 	}
 }
