@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"maps"
 	"math"
 	"slices"
 )
@@ -26,6 +27,17 @@ type Member struct {
 	// Stuck: some pods cannot be given a domain; Why says why.
 	Stuck bool
 	Why   string
+
+	// blockers are, when it got stuck, the domains its own constraints admitted but where it
+	// would have taken a constraint it only counts for over maxSkew for that constraint's
+	// carriers there (Assign's retry moves those carriers).
+	blockers []heldAt
+}
+
+// heldAt is a family's carriers in one domain.
+type heldAt struct {
+	f *Family
+	v string
 }
 
 // NewMember is a member of pods pods that may go to domains.
@@ -39,9 +51,53 @@ func NewMember(pods int, domains []string) *Member {
 // the members of each layer, each to the least filled domain where every constraint it carries
 // holds and no domain holding carriers of a constraint it counts for goes over. A member whose
 // pods share a node takes one domain for all of them.
+//
+// Members that count for each other's constraints share a layer, and there the turns can go
+// wrong: a carrier takes a domain early, and a later member, which only counts for its
+// constraint, finds that domain the only one its own constraints admit, and the carrier's
+// count would go over. kube-scheduler would bind that member (it judges a pod by its own
+// constraints only), so Assign tries again with those carriers steered to other domains —
+// a retry per new (constraint, domain) found in the way, at most maxRetries — and keeps the
+// attempt that gives the most pods a domain (the first among equals).
 func Assign(movers, carriers []*Member) {
+	all := slices.Concat(movers, carriers)
+	start := snapshot(all)
+	avoid := map[heldAt]bool{}
+	best, bestGiven := start, -1
+	for try := 0; ; try++ {
+		start.restore(all)
+		assignOnce(movers, carriers, avoid)
+		given := 0
+		for _, m := range all {
+			given += m.given()
+		}
+		if given > bestGiven {
+			best, bestGiven = snapshot(all), given
+		}
+		added := false
+		for _, m := range all {
+			for _, b := range m.blockers {
+				if !avoid[b] {
+					avoid[b], added = true, true
+				}
+			}
+		}
+		if !added || try == maxRetries {
+			break
+		}
+	}
+	best.restore(all)
+}
+
+// maxRetries bounds Assign's retries: each moves the carriers out of one more domain where they
+// were in the way; a few cover what the drawn mixes show, and each costs a whole split.
+const maxRetries = 4
+
+// assignOnce is one attempt of Assign, with the carriers of a family steered away from the
+// domains avoid marks for it (taken only where no other domain fits).
+func assignOnce(movers, carriers []*Member, avoid map[heldAt]bool) {
 	for _, m := range movers {
-		for m.Left > 0 && m.assignOne() {
+		for m.Left > 0 && m.assignOne(avoid) {
 		}
 	}
 	for _, layer := range Order(carriers) {
@@ -51,7 +107,7 @@ func Assign(movers, carriers []*Member) {
 				if m.Left == 0 || m.Stuck {
 					continue
 				}
-				if m.assignOne() {
+				if m.assignOne(avoid) {
 					progress = true
 				}
 			}
@@ -61,6 +117,58 @@ func Assign(movers, carriers []*Member) {
 		if m.Left > 0 && !m.Stuck {
 			m.block()
 		}
+	}
+}
+
+// given is how many of m's pods have a domain.
+func (m *Member) given() int {
+	n := 0
+	for _, x := range m.Parts {
+		n += x
+	}
+	return n
+}
+
+// splitState is what an attempt of Assign changes: every member's share and every family's
+// counts, to start each attempt alike and to return to the best.
+type splitState struct {
+	members []memberState
+	fams    map[*Family]famState
+}
+
+type memberState struct {
+	parts    []int
+	left     int
+	stuck    bool
+	why      string
+	blockers []heldAt
+}
+
+type famState struct {
+	lo, hi map[string]int
+	held   map[string]bool
+}
+
+func snapshot(ms []*Member) splitState {
+	st := splitState{fams: map[*Family]famState{}}
+	for _, m := range ms {
+		st.members = append(st.members, memberState{slices.Clone(m.Parts), m.Left, m.Stuck, m.Why, slices.Clone(m.blockers)})
+		for _, f := range slices.Concat(m.Carries, m.Counted) {
+			if _, ok := st.fams[f]; !ok {
+				st.fams[f] = famState{maps.Clone(f.Lo), maps.Clone(f.Hi), maps.Clone(f.Held)}
+			}
+		}
+	}
+	return st
+}
+
+func (st splitState) restore(ms []*Member) {
+	for i, m := range ms {
+		s := st.members[i]
+		m.Parts, m.Left, m.Stuck, m.Why, m.blockers = slices.Clone(s.parts), s.left, s.stuck, s.why, slices.Clone(s.blockers)
+	}
+	for f, s := range st.fams {
+		f.Lo, f.Hi, f.Held = maps.Clone(s.lo), maps.Clone(s.hi), maps.Clone(s.held)
 	}
 }
 
@@ -144,13 +252,15 @@ func components(ms []*Member, edges [][]int) [][]*Member {
 	return out
 }
 
-// assignOne puts one more pod of m in the least filled domain that keeps every constraint; it
-// reports whether it could.
-func (m *Member) assignOne() bool {
+// assignOne puts one more pod of m in the least filled domain that keeps every constraint,
+// domains avoid marks for a family m carries last; it reports whether it could. When it cannot,
+// it notes the carriers in its way (blockers).
+func (m *Member) assignOne(avoid map[heldAt]bool) bool {
 	if m.Single {
 		if i := slices.IndexFunc(m.Parts, func(x int) bool { return x > 0 }); i >= 0 {
 			// Its domain is chosen: the others may only follow it there.
 			if !m.Fits(i, 1) {
+				m.noteBlockers(i, 1)
 				m.block()
 				return false
 			}
@@ -166,6 +276,9 @@ func (m *Member) assignOne() bool {
 		score := 0
 		for _, f := range m.Carries {
 			score += f.Hi[m.Domains[i]]
+			if avoid[heldAt{f, m.Domains[i]}] {
+				score += avoidPenalty
+			}
 		}
 		for _, f := range m.Counted {
 			score += f.Hi[m.Domains[i]]
@@ -175,11 +288,40 @@ func (m *Member) assignOne() bool {
 		}
 	}
 	if best < 0 {
+		for i := range m.Domains {
+			m.noteBlockers(i, 1)
+		}
 		m.block()
 		return false
 	}
 	m.Take(best, 1)
 	return true
+}
+
+// avoidPenalty outweighs any count: an avoided domain is taken only where nothing else fits.
+const avoidPenalty = 1 << 30
+
+// noteBlockers records, when n more pods fit m's i-th domain but for the carriers there of
+// constraints m only counts for, those carriers.
+func (m *Member) noteBlockers(i, n int) {
+	if m.Room != nil && m.Room[i] >= 0 && m.Parts[i]+n > m.Room[i] {
+		return
+	}
+	v := m.Domains[i]
+	for _, f := range m.Carries {
+		add := 0
+		if slices.Contains(m.Counted, f) {
+			add = n
+		}
+		if !f.Admits(v, add) {
+			return
+		}
+	}
+	for _, f := range m.Counted {
+		if f.Held[v] && !slices.Contains(m.Carries, f) && f.Over(v, n) {
+			m.blockers = append(m.blockers, heldAt{f, v})
+		}
+	}
 }
 
 // Fits reports whether n more of m's pods may go to its i-th domain: it has room for them,
@@ -262,7 +404,10 @@ func (m *Member) block() {
 		return
 	}
 	fams, what := m.Carries, "pods"
-	if len(fams) == 0 {
+	if len(m.blockers) > 0 {
+		// Its own constraints admit a domain; a constraint it counts for is what stops it.
+		fams, what = []*Family{m.blockers[0].f}, "pods its selector matches"
+	} else if len(fams) == 0 {
 		fams, what = m.Counted, "pods its selector matches"
 	}
 	if len(fams) > 0 {

@@ -241,3 +241,30 @@ func TestOrderLayersFollowTheCounts(t *testing.T) {
 		t.Errorf("Order() layers (-want +got):\n%s", diff)
 	}
 }
+
+// Members that count for each other's constraints share a layer and take turns, and a turn can
+// put a carrier where a later member, which only counts for its constraint, has its one
+// domain: here b takes c (its least filled, first of its domains) and a's second pod would
+// take b's count in c over maxSkew. kube-scheduler binds a's pods there; Assign tries again
+// with b steered away from c. Before, a's second pod was refused (seed 4's app-4, minimised).
+func TestAssignRetriesWithCarriersOutOfTheWay(t *testing.T) {
+	zones := map[string]int{"a": 0, "b": 0, "c": 0}
+	fa := NewFamily(Spread{Key: "zone", MaxSkew: 1, MinDomains: 1}, zones) // b carries it; it counts a
+	fg := NewFamily(Spread{Key: "zone", MaxSkew: 1, MinDomains: 1}, map[string]int{"a": 1, "b": 1, "c": 0})
+	fa.Reset()
+	fg.Reset()
+	a := NewMember(2, []string{"c"})
+	a.Carries, a.Counted, a.Kinds = []*Family{fg}, []*Family{fa}, []Kind{Sure}
+	b := NewMember(1, []string{"c", "a", "b"})
+	b.Carries, b.Counted, b.Kinds = []*Family{fa}, []*Family{fg}, []Kind{Sure}
+	Assign(nil, []*Member{a, b})
+	if a.Parts[0] != 2 || a.Stuck {
+		t.Errorf("a: parts %v, stuck %t (%s); want both pods in c", a.Parts, a.Stuck, a.Why)
+	}
+	if b.Left != 0 || b.Parts[0] != 0 {
+		t.Errorf("b: parts %v over %v, %d left; want its pod outside c", b.Parts, b.Domains, b.Left)
+	}
+	if fa.Held["c"] {
+		t.Errorf("b's constraint still held in c after the retry: %v", fa.Held)
+	}
+}
