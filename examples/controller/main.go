@@ -28,6 +28,9 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "controller:", err)
+		if isUsage(err) {
+			os.Exit(2) // a command line refused, as the flag package's own programs exit
+		}
 		os.Exit(1)
 	}
 }
@@ -66,10 +69,40 @@ type options struct {
 	lab labFlags
 }
 
-func parseFlags(args []string, stderr io.Writer) (options, error) {
+// parseFlags reads the command line, then the environment for the flags not given. With -h
+// it writes the grouped help to help and returns flag.ErrHelp; a refused command line is a
+// usageError, one line.
+func parseFlags(args []string, help io.Writer) (options, error) {
 	var o options
+	fs := o.flagSet()
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(help, fs)
+			return o, err
+		}
+		return o, usageError{err}
+	}
+	fs.Visit(func(f *flag.Flag) { o.logFormatSet = o.logFormatSet || f.Name == "log-format" })
+	if err := applyEnv(fs, os.Getenv); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, usageError{fmt.Errorf("unexpected arguments %v: the controller takes flags only", fs.Args())}
+	}
+	if err := (scheduling.NodeCost{PerNode: o.nodeCost}).Validate(); err != nil {
+		return o, fmt.Errorf("--node-cost %v: want a non-negative $/h", o.nodeCost)
+	}
+	return o, nil
+}
+
+// flagSet defines every flag of the command on o's fields; help.go's flagGroups sorts them
+// for -h.
+func (o *options) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package would print every flag after an error; the error alone is the answer
+	// to a mistyped flag, and -h prints the groups (printHelp).
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.StringVar(&o.scenario, "scenario", "inflate", "simulation scenario: inflate, spot-interruption, ice, drift")
 	fs.BoolVar(&o.list, "list", false, "list the simulation scenarios and exit")
 	fs.BoolVar(&o.version, "version", false, "print the build (module version or VCS revision) and exit")
@@ -79,44 +112,31 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "run against the cluster of this kubeconfig instead of simulating")
 	fs.StringVar(&o.nodePools, "nodepools", "", "file of Karpenter v1 NodePool (and EC2NodeClass) YAML; default: the cluster's NodePools and EC2NodeClasses, watched")
 	fs.StringVar(&o.nodePoolsConfigMap, "nodepools-configmap", "", "namespace/name of a ConfigMap whose nodepools.yaml key holds the NodePools")
-	fs.BoolVar(&o.leaderElect, "leader-elect", true, "with --kubeconfig: run only while holding the Lease, so replicas can run side by side")
+	fs.BoolVar(&o.leaderElect, "leader-elect", true, "run only while holding the Lease, so replicas can run side by side")
 	fs.StringVar(&o.leaseNamespace, "lease-namespace", "kube-system", "namespace of the leader-election Lease")
 	fs.StringVar(&o.leaseName, "lease-name", "nodeplan-controller", "name of the leader-election Lease")
 	fs.StringVar(&o.identity, "identity", "", "this replica's name in the Lease; empty means the hostname")
 	fs.StringVar(&o.logFormat, "log-format", "json", "json or text; simulating, --log-format json prints the controller's JSON records on stdout and the timeline on stderr")
-	fs.StringVar(&o.region, "region", "", "with --kubeconfig: AWS region (default from the environment)")
-	fs.StringVar(&o.clusterName, "cluster-name", "", "with --kubeconfig: cluster name, for discovery tags and instance tags")
-	fs.StringVar(&o.serviceCIDR, "service-cidr", "", "with --kubeconfig: the cluster's Service CIDR, for node bootstrap (AL2023)")
-	fs.StringVar(&o.clusterDNS, "cluster-dns", "", "with --kubeconfig: the cluster DNS Service IP, for node bootstrap")
-	fs.StringVar(&o.kubeadmCACertHash, "kubeadm-ca-cert-hash", "", "with a cluster: sha256:<hex> pins of the cluster CA, comma-separated; nodes of Custom node classes then join with kubeadm, each with a bootstrap token minted for its launch and deleted once it registers")
-	fs.StringVar(&o.interruptionQueue, "interruption-queue", "", "with --kubeconfig: URL of the SQS queue receiving EC2 interruption events")
-	fs.StringVar(&o.costModel, "cost-model", "", "with --kubeconfig: file of what you pay (pricing.CostModel YAML: discounts, Savings Plan and RI prices), applied to every catalog")
-	fs.StringVar(&o.nodeOverlays, "nodeoverlays", "", "with --kubeconfig: file of Karpenter NodeOverlays (karpenter.sh/v1alpha1) applied to every catalog after the cost model")
-	fs.StringVar(&o.installation, "installation", "nodeplan", "with --kubeconfig: this installation's name on its NodeClaims (annotation nodeplan.io/installation); it acts only on those")
-	fs.BoolVar(&o.adopt, "adopt", false, "with --kubeconfig: take over NodeClaims of another installation (a Karpenter controller being replaced) and their Nodes and instances")
-	fs.BoolVar(&o.capacityBuffers, "capacity-buffers", false, "with --kubeconfig: keep the spare room of autoscaling.x-k8s.io CapacityBuffers (Karpenter's CapacityBuffer gate; the CRD must be installed)")
+	fs.StringVar(&o.region, "region", "", "AWS region (default from the environment)")
+	fs.StringVar(&o.clusterName, "cluster-name", "", "cluster name, for discovery tags and instance tags")
+	fs.StringVar(&o.serviceCIDR, "service-cidr", "", "the cluster's Service CIDR, for node bootstrap (AL2023)")
+	fs.StringVar(&o.clusterDNS, "cluster-dns", "", "the cluster DNS Service IP, for node bootstrap")
+	fs.StringVar(&o.kubeadmCACertHash, "kubeadm-ca-cert-hash", "", "sha256:<hex> pins of the cluster CA, comma-separated; nodes of Custom node classes then join with kubeadm, each with a bootstrap token minted for its launch and deleted once it registers")
+	fs.StringVar(&o.interruptionQueue, "interruption-queue", "", "URL of the SQS queue receiving EC2 interruption events")
+	fs.StringVar(&o.costModel, "cost-model", "", "with a cluster: file of what you pay (pricing.CostModel YAML: discounts, Savings Plan and RI prices), applied to every catalog")
+	fs.StringVar(&o.nodeOverlays, "nodeoverlays", "", "with a cluster: file of Karpenter NodeOverlays (karpenter.sh/v1alpha1) applied to every catalog after the cost model")
+	fs.StringVar(&o.installation, "installation", "nodeplan", "this installation's name on its NodeClaims (annotation nodeplan.io/installation); it acts only on those")
+	fs.BoolVar(&o.adopt, "adopt", false, "take over NodeClaims of another installation (a Karpenter controller being replaced) and their Nodes and instances")
+	fs.BoolVar(&o.capacityBuffers, "capacity-buffers", false, "keep the spare room of autoscaling.x-k8s.io CapacityBuffers (Karpenter's CapacityBuffer gate; the CRD must be installed)")
 	fs.Float64Var(&o.nodeCost, "node-cost", 0, "`$/h` each node costs beyond its instance and its node class's EBS volumes (priced automatically): a public IPv4 address, per-host licences; weighed by every plan and included in the costs logged")
 	fs.BoolVar(&o.printCRDs, "print-crds", false, "print Karpenter's CRDs (NodePool, NodeClaim, EC2NodeClass, NodeOverlay, CapacityBuffer) as YAML for kubectl apply, and exit")
 	o.settings.register(fs)
 	o.lab.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	fs.Visit(func(f *flag.Flag) { o.logFormatSet = o.logFormatSet || f.Name == "log-format" })
-	if err := applyEnv(fs, os.Getenv); err != nil {
-		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %v", fs.Args())
-	}
-	if err := (scheduling.NodeCost{PerNode: o.nodeCost}).Validate(); err != nil {
-		return o, fmt.Errorf("--node-cost %v: want a non-negative $/h", o.nodeCost)
-	}
-	return o, nil
+	return fs
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseFlags(args, stderr)
+	o, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

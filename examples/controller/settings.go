@@ -41,13 +41,13 @@ var envFlags = []struct{ flag, env string }{
 }
 
 func (s *settings) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.clusterEndpoint, "cluster-endpoint", "", "with a cluster: the API server URL nodes join (written into node bootstrap); empty means the client's own server URL")
+	fs.StringVar(&s.clusterEndpoint, "cluster-endpoint", "", "the API server URL nodes join (written into node bootstrap); empty means the client's own server URL")
 	fs.StringVar(&s.logLevel, "log-level", "", "debug, info or error (default info; -v means debug)")
 	// Karpenter's defaults: 200 requests/s, bursts of 300. client-go's own (5/10) throttle a
 	// 1,000-node cluster's drains, patches and events to minutes.
-	fs.Float64Var(&s.qps, "kube-client-qps", 200, "with a cluster: API requests per second")
-	fs.IntVar(&s.burst, "kube-client-burst", 300, "with a cluster: API request burst")
-	fs.StringVar(&s.healthAddr, "health-probe-addr", "", `with a cluster: serve /healthz and /readyz on this address (e.g. ":8081"); off when empty`)
+	fs.Float64Var(&s.qps, "kube-client-qps", 200, "API requests per second")
+	fs.IntVar(&s.burst, "kube-client-burst", 300, "API request burst")
+	fs.StringVar(&s.healthAddr, "health-probe-addr", "", `serve /healthz and /readyz on this address (e.g. ":8081"); off when empty`)
 }
 
 // applyEnv sets every flag not given on the command line from its environment variable, if
@@ -60,7 +60,7 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 		if v == "" || given[e.flag] || fs.Lookup(e.flag) == nil {
 			continue
 		}
-		if e.env == "METRICS_PORT" || e.env == "HEALTH_PROBE_PORT" {
+		if portEnv(e.env) {
 			v = ":" + v
 		}
 		if err := fs.Set(e.flag, v); err != nil {
@@ -69,6 +69,9 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 	}
 	return nil
 }
+
+// portEnv reports whether a variable holds a port where its flag takes an address.
+func portEnv(env string) bool { return env == "METRICS_PORT" || env == "HEALTH_PROBE_PORT" }
 
 // inCluster reports whether the controller runs in a pod configured for a cluster: the
 // kubelet's KUBERNETES_SERVICE_HOST is set and a cluster name is given. Then in-cluster
