@@ -107,3 +107,31 @@ func claimTypes(res scheduling.Result) []string {
 	}
 	return out
 }
+
+// A spread counts, under nodeAffinityPolicy Honor, only pods on nodes the carrier's own node
+// affinity admits. Pods that may land on other nodes (here, batch pods on t-category nodes,
+// which web refuses) may or may not count: counted high and not low, they left web's minimum
+// at 0 against two pods in every zone, and every web pod was refused, though kube-scheduler
+// binds them wherever the batch pods land. The batch pods are now kept to nodes web counts
+// (resolveUncertain), so the counts are sure. Before, all three web pods were refused.
+func TestUncertainSpreadCountsAreMadeSure(t *testing.T) {
+	categorized := func(it nodeplan.InstanceType, cat string) nodeplan.InstanceType {
+		it.Labels[nodeplan.LabelInstanceCategory] = cat
+		return it
+	}
+	zones := map[string]float64{"zone-a": 0.1, "zone-b": 0.1, "zone-c": 0.1}
+	dear := map[string]float64{"zone-a": 0.15, "zone-b": 0.15, "zone-c": 0.15}
+	in := onePool(categorized(zonedType("t4", "4", zones), "t"), categorized(zonedType("c4", "4", dear), "c"))
+	notT := func(p *corev1.Pod) {
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+				{Key: nodeplan.LabelInstanceCategory, Operator: corev1.NodeSelectorOpNotIn, Values: []string{"t"}}}}}}}}
+	}
+	in.Pods = apiServerShaped(slices.Concat(
+		replicas("batch", 6, "1", func(p *corev1.Pod) { p.Labels["tier"] = "g" }, spreadOver(nodeplan.LabelZone, 1)),
+		replicas("web", 3, "1", notT, spreadSelecting(nodeplan.LabelZone, &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "g"}}))))
+	res := solveAndCheck(t, in)
+	if len(res.Unschedulable) > 0 {
+		t.Errorf("Solve() left %s unplaced; want every pod placed", unplacedKeys(res))
+	}
+}

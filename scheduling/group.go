@@ -65,6 +65,9 @@ type group struct {
 	with    *group
 	partner *partnerReq
 	blocked *blockInfo
+	// countedSure are spread families whose counted node selection g's alternatives were
+	// narrowed to (resolveUncertain, spread.go): they count its pods surely.
+	countedSure []*spreadFam
 
 	// value is the pod's worth under the lower bound's resource prices: what it must cost at
 	// least wherever it goes. The packer maximises value per dollar.

@@ -141,7 +141,11 @@ func (p *problem) carries(g *group, f *spreadFam) bool {
 // counts(g, f) != countNone is whether the selector matches them); surely when every node g may
 // land on is one f's counted nodes include; maybe otherwise.
 func (p *problem) counts(g *group, f *spreadFam) countKind {
-	return countKind(p.relation(g, f) >> famRelKindShift)
+	k := countKind(p.relation(g, f) >> famRelKindShift)
+	if k == countMaybe && slices.Contains(g.countedSure, f) {
+		return countSure // narrowed to the nodes f counts (resolveUncertain)
+	}
+	return k
 }
 
 // relation is f.rels for g, worked out on first asking: it depends only on g's pods' labels,
@@ -278,6 +282,7 @@ func (p *problem) countRunning(f *spreadFam, base map[string]int, running []exis
 type spreadMember struct {
 	g *group
 	*topology.Member
+	free []string // a free carrier's domains (topology.Member.Free)
 }
 
 // splitSpreads pins the groups involved in the families check (all over one key each split
@@ -308,11 +313,20 @@ func (p *problem) splitSpreads(active, check []*spreadFam, running []existingPod
 			assigned[key] = map[*group]bool{}
 		}
 		done := assigned[key]
-		for _, f := range fams {
-			f.Reset()
+		var movers, carriers, free []*spreadMember
+		for try := 0; ; try++ {
+			for _, f := range fams {
+				f.Reset()
+			}
+			movers, carriers, free = p.spreadMembers(key, fams, active, done, ready)
+			topology.Assign(members(movers), members(carriers))
+			for _, m := range free {
+				m.free = m.Free()
+			}
+			if try > 0 || !p.resolveUncertain(key, fams, slices.Concat(movers, carriers, free)) {
+				break
+			}
 		}
-		movers, carriers, free := p.spreadMembers(key, fams, active, done, ready)
-		topology.Assign(members(movers), members(carriers))
 		p.pinFree(key, free, done)
 		for _, m := range slices.Concat(movers, carriers) {
 			var why *blockInfo
@@ -447,7 +461,7 @@ func (p *problem) countFixed(m *spreadMember, key string, fams []*spreadFam) {
 // minimum as it ends.
 func (p *problem) pinFree(key string, free []*spreadMember, done map[*group]bool) {
 	for _, m := range free {
-		ok := m.Free()
+		ok := m.free
 		switch {
 		case len(ok) == 0:
 			m.g.blocked = &blockInfo{ReasonTopologySpread, m.Why}
@@ -627,4 +641,90 @@ func (p *problem) slack(f *spreadFam) bool {
 		hi = max(hi, f.Base[v])
 	}
 	return hi+n-f.Minimum(f.Base) <= f.s.MaxSkew
+}
+
+// resolveUncertain makes sure of the counts a stuck member met. A family counts a pod "maybe"
+// when the pod may land on nodes its carriers' node selection (nodeAffinityPolicy Honor) does
+// not admit: such pods count in a domain's high count and not in its low one, and a carrier
+// whose own pods the family does not count meets a minimum of 0 against every domain's high
+// count — with a few of them per domain, no domain admits it, though kube-scheduler, which sees
+// where they landed, binds it (seed 4's app-4 and seed 17's app-1 in the differential).
+//
+// So, where a member of ms is stuck on a family it carries whose counts are uncertain, every
+// group that family may or may not count is kept to the nodes it counts — its alternatives
+// narrowed to the carriers' counted node selection — when it can still go to each of its
+// domains over key there. It reports whether it narrowed any: the split is then done again,
+// with those pods counted surely. A plan may choose the nodes of pods that do not care; the
+// narrowing is only ever for a carrier the split would otherwise refuse.
+func (p *problem) resolveUncertain(key string, fams []*spreadFam, ms []*spreadMember) bool {
+	var unsure []*spreadFam
+	for _, m := range ms {
+		if !m.Stuck || m.Left == 0 {
+			continue
+		}
+		for _, tf := range m.Carries {
+			if f := famOf(fams, tf); f != nil && tf.Uncertain() && !slices.Contains(unsure, f) {
+				unsure = append(unsure, f)
+			}
+		}
+	}
+	changed := false
+	for _, f := range unsure {
+		for _, g := range p.groups {
+			if g.blocked != nil || p.counts(g, f) != countMaybe {
+				continue
+			}
+			alts := narrowedAlts(g.alts, countedAlts(f.rep, f.s))
+			if len(alts) == 0 || !p.keepsDomains(g, alts, key) {
+				continue
+			}
+			g.alts = alts
+			g.countedSure = append(slices.Clip(g.countedSure), f)
+			changed = true
+		}
+	}
+	return changed
+}
+
+// keepsDomains reports whether g, its alternatives narrowed to alts, can still go to every
+// domain over key it could go to (its pinned one, if pinned).
+func (p *problem) keepsDomains(g *group, alts []nodeplan.Requirements, key string) bool {
+	now := p.domains(g, key)
+	if v := pinnedTo(g, key); v != "" {
+		now = map[string]float64{v: 0}
+	}
+	after := p.domainsFor(g, alts, key, true, true, true)
+	for v := range now {
+		if _, ok := after[v]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func famOf(fams []*spreadFam, tf *topology.Family) *spreadFam {
+	for _, f := range fams {
+		if f.Family == tf {
+			return f
+		}
+	}
+	return nil
+}
+
+// narrowedAlts is every satisfiable intersection of an alternative of alts with one of within.
+func narrowedAlts(alts, within []nodeplan.Requirements) []nodeplan.Requirements {
+	var out []nodeplan.Requirements
+	for _, a := range alts {
+		for _, w := range within {
+			if !a.Intersects(w) {
+				continue
+			}
+			n := a
+			for _, r := range w.All() {
+				n = n.Add(r)
+			}
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -89,6 +89,16 @@ func (f *Family) Over(v string, add int) bool {
 	return f.Hi[v]+add-f.Minimum(f.Lo) > f.MaxSkew
 }
 
+// Uncertain reports whether some of f's counts may not be: Lo and Hi differ somewhere.
+func (f *Family) Uncertain() bool {
+	for _, v := range f.Domains {
+		if f.Lo[v] != f.Hi[v] {
+			return true
+		}
+	}
+	return false
+}
+
 // Room is how many more matching pods domain v may take with every carrier there still within
 // maxSkew (0 when v is not a domain, or is over already).
 func (f *Family) Room(v string) int {
