@@ -2,6 +2,7 @@ package scheduling_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -133,5 +134,20 @@ func TestUncertainSpreadCountsAreMadeSure(t *testing.T) {
 	res := solveAndCheck(t, in)
 	if len(res.Unschedulable) > 0 {
 		t.Errorf("Solve() left %s unplaced; want every pod placed", unplacedKeys(res))
+	}
+}
+
+// The sentence for a pod an anti-affinity leaves no domain names the real counts: one of its
+// own replicas in each zone. Before, it read "every domain already has a pod matching app=web
+// (zone-a=0, zone-b=0, zone-c=0)" (issue 27: counts in sentences must be the real counts).
+func TestAntiAffinitySentenceCountsTheReplicas(t *testing.T) {
+	in := onePool(all3())
+	in.Pods = apiServerShaped(replicas("web", 4, "1", antiAffineOver(nodeplan.LabelZone)))
+	res := solveAndCheck(t, in)
+	if len(res.Unschedulable) != 1 {
+		t.Fatalf("Solve() left %s unplaced; want one pod (three zones, one each)", unplacedKeys(res))
+	}
+	if want := "(zone-a=1, zone-b=1, zone-c=1)"; !strings.Contains(res.Unschedulable[0].Message, want) {
+		t.Errorf("Message = %q, want the counts %s", res.Unschedulable[0].Message, want)
 	}
 }

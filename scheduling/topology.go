@@ -678,12 +678,20 @@ func (p *problem) splitOnePerDomain(g *group, a *podTerm, taken map[string]bool)
 	for i := range min(len(vals), len(g.pods)) {
 		parts[i] = 1
 	}
+	// The sentence counts what the left-over pods would meet: a running match in each taken
+	// domain, and one of g's own pods in each domain the split gives one.
 	counts := map[string]int{}
+	all := slices.Clone(vals)
 	for v := range taken {
 		counts[v] = 1
+		all = append(all, v)
 	}
+	for i, v := range vals {
+		counts[v] += parts[i]
+	}
+	slices.Sort(all)
 	p.splitInto(g, a.key, vals, parts, &blockInfo{ReasonPodAntiAffinity,
-		fmt.Sprintf("pod anti-affinity on %s: every domain already has a pod matching %s (%s)", a.key, a.sel, fmtCounts(counts, vals))})
+		fmt.Sprintf("pod anti-affinity on %s: every domain already has a pod matching %s (%s)", a.key, a.sel, fmtCounts(counts, all))})
 }
 
 // excludeGroupDomains keeps others out of the domains g's placeable pods (its subgroups
