@@ -110,7 +110,7 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", `serve Prometheus metrics on this address (e.g. ":8080"); off when empty`)
 	fs.StringVar(&o.planner, "planner", "disruption", "disruption planner: disruption (nodeplan's planner) or emptiness (empty nodes only)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "run against the cluster of this kubeconfig instead of simulating")
-	fs.StringVar(&o.nodePools, "nodepools", "", "file of Karpenter v1 NodePool (and EC2NodeClass) YAML; default: the cluster's NodePools and EC2NodeClasses, watched")
+	fs.StringVar(&o.nodePools, "nodepools", "", "file of Karpenter v1 NodePool (and EC2NodeClass) YAML; default: the cluster's NodePools and EC2NodeClasses, watched; simulating, played instead of the lab's")
 	fs.StringVar(&o.nodePoolsConfigMap, "nodepools-configmap", "", "namespace/name of a ConfigMap whose nodepools.yaml key holds the NodePools")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "run only while holding the Lease, so replicas can run side by side")
 	fs.StringVar(&o.leaseNamespace, "lease-namespace", "kube-system", "namespace of the leader-election Lease")
@@ -177,8 +177,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.kubeconfig != "" || inCluster(o) {
 		return runCluster(ctx, o, metrics, planner, stderr)
 	}
-	so := simOptions{Scenario: o.scenario, Verbose: o.verbose, Metrics: metrics, Planner: planner,
-		NodeCost: o.nodeCost, Scale: o.lab.scale}
+	so, err := o.simulation(metrics, planner) // simulate.go: refuses the flags it cannot honour
+	if err != nil {
+		return err
+	}
 	timeline := stdout
 	if o.logFormatSet && o.logFormat == "json" {
 		// The records Karpenter's operators grep and jq, alone on stdout as in `kubectl logs`.

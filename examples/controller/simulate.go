@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -21,9 +24,11 @@ import (
 
 	"github.com/nodeplan/nodeplan"
 	"github.com/nodeplan/nodeplan/cloudprovider"
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
 	"github.com/nodeplan/nodeplan/examples/internal/logging"
 	"github.com/nodeplan/nodeplan/examples/internal/sim"
+	"github.com/nodeplan/nodeplan/pricing"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
@@ -46,6 +51,98 @@ type simOptions struct {
 	// has settled, before it scales down: where a test looks at the running cluster (its
 	// metrics) without racing the simulation's virtual clock.
 	Running func()
+	// Manifests, when set, are the NodePools (and EC2NodeClasses) played instead of the
+	// scenario's, read from ManifestsFrom (--nodepools).
+	Manifests     []byte
+	ManifestsFrom string
+	// Catalog, when set, is what the simulated cloud sells instead of the embedded catalog,
+	// read from CatalogFrom (--catalog).
+	Catalog     []nodeplan.InstanceType
+	CatalogFrom string
+	// CostModel and NodeOverlays are applied to every catalog, as on a cluster.
+	CostModel    *pricing.CostModel
+	NodeOverlays []nodeplan.NodeOverlay
+}
+
+// simFlags are the flags the simulation honours. Any other flag given without a cluster is
+// an error: a simulation that ignored --cluster-name or --provider would tell a story the
+// flags did not ask for.
+var simFlags = []string{"scenario", "list", "version", "v", "metrics-addr", "planner", "log-format", "node-cost",
+	"print-crds", "scale", "nodepools", "catalog", "cost-model", "nodeoverlays"}
+
+// simulation returns the simulation's options from the flags, refusing those it cannot honour
+// and reading --nodepools and --catalog.
+func (o options) simulation(metrics *controller.Metrics, planner controller.Planner) (simOptions, error) {
+	var refused []string
+	if o.lab.fs != nil {
+		o.lab.fs.Visit(func(f *flag.Flag) {
+			if !slices.Contains(simFlags, f.Name) {
+				refused = append(refused, "--"+f.Name)
+			}
+		})
+	}
+	if len(refused) > 0 {
+		return simOptions{}, fmt.Errorf("%s: only with a cluster (--kubeconfig); the simulation cannot honour it (given on the command line or by its environment variable)",
+			strings.Join(refused, ", "))
+	}
+	if o.lab.scale > 0 && o.lab.given("scenario") {
+		return simOptions{}, errors.New("--scenario and --scale: give one (--scale N plays its own scale-up and scale-down)")
+	}
+	so := simOptions{Scenario: o.scenario, Verbose: o.verbose, Metrics: metrics, Planner: planner,
+		NodeCost: o.nodeCost, Scale: o.lab.scale}
+	if o.nodePools != "" {
+		data, err := os.ReadFile(o.nodePools)
+		if err != nil {
+			return simOptions{}, fmt.Errorf("--nodepools: %w", err)
+		}
+		if _, err := playablePools(data, o.nodePools); err != nil {
+			return simOptions{}, err
+		}
+		so.Manifests, so.ManifestsFrom = data, o.nodePools
+	}
+	if o.lab.catalog != "" {
+		catalog, from, err := o.lab.loadCatalog()
+		if err != nil {
+			return simOptions{}, err
+		}
+		so.Catalog, so.CatalogFrom = catalog, from
+	}
+	var err error
+	if so.CostModel, so.NodeOverlays, err = loadPrices(o); err != nil {
+		return simOptions{}, err
+	}
+	return so, nil
+}
+
+// playablePools decodes the NodePools of a manifest file and checks that each has its
+// EC2NodeClass there: in the simulation nothing else can supply it, and a pool without its
+// class would never be Ready (and so never launch).
+func playablePools(data []byte, from string) ([]nodeplan.NodePool, error) {
+	m, err := nodeplan.DecodeManifests(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", from, err)
+	}
+	if len(m.NodePools) == 0 {
+		return nil, fmt.Errorf("%s: no NodePool (want karpenter.sh/v1 NodePools and their EC2NodeClasses)", from)
+	}
+	classes := map[string]bool{}
+	for _, c := range ec2.NodeClasses(m) {
+		classes[c.Name] = true
+	}
+	var errs []error
+	for _, p := range m.NodePools {
+		ref := p.Template.NodeClassRef
+		switch {
+		case ref.Kind != "" && ref.Kind != ec2.KindNodeClass:
+			errs = append(errs, fmt.Errorf("%s: NodePool %s: nodeClassRef kind %q is not served here (want %s)", from, p.Name, ref.Kind, ec2.KindNodeClass))
+		case !classes[ref.Name]:
+			errs = append(errs, fmt.Errorf("%s: NodePool %s: its %s %q is not in the file; the simulation has no cluster to find it in, so add it", from, p.Name, ec2.KindNodeClass, ref.Name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return m.NodePools, nil
 }
 
 // scenario is a script played against the simulated cluster.
@@ -86,6 +183,9 @@ type simRun struct {
 	out  io.Writer // where a quiet scenario prints its report
 	// running is simOptions.Running.
 	running func()
+	// pools are the NodePools played; selector the inflate pods' nodeSelector.
+	pools    []nodeplan.NodePool
+	selector map[string]string
 }
 
 const (
@@ -103,19 +203,26 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 	if err != nil {
 		return err
 	}
-	manifests := sc.pools
+	manifests, from := sc.pools, "the scenario's manifests (embedded)"
 	if manifests == nil {
-		manifests = sim.NodePoolsYAML()
+		manifests, from = sim.NodePoolsYAML(), "the lab's manifests (embedded)"
 	}
-	pools, err := nodeplan.DecodeNodePools(manifests)
+	if o.Manifests != nil {
+		manifests, from = o.Manifests, o.ManifestsFrom
+	}
+	pools, err := playablePools(manifests, from)
 	if err != nil {
-		return fmt.Errorf("embedded nodepools: %w", err)
+		return err
 	}
 	level := slog.LevelInfo
 	if o.Verbose {
 		level = slog.LevelDebug
 	}
 	w := sim.NewWorld(nil)
+	catalogFrom := "the embedded us-east-1 EC2 catalog, spot prices modelled"
+	if o.Catalog != nil {
+		w.Cloud.Catalog, catalogFrom = o.Catalog, o.CatalogFrom
+	}
 	// The lab's NodePool and EC2NodeClass are objects in the simulated cluster, read and
 	// watched as on a real one.
 	if err := sim.Apply(ctx, w.Dynamic, manifests); err != nil {
@@ -145,8 +252,21 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 	}
 	real0 := time.Now()
 	fmt.Fprintf(out, "nodeplan controller — simulation %q: %s\n", sc.name, sc.about)
-	fmt.Fprintf(out, "nodepool %s: labels eks-team=my-team, %s, consolidateAfter %s; catalog: %d instance types in us-east-1 (spot prices modelled)\n\n",
-		pools[0].Name, describeRequirements(pools[0]), pools[0].Disruption.ConsolidateAfter, len(w.Cloud.Catalog))
+	var names []string
+	for _, p := range pools {
+		names = append(names, p.Name)
+	}
+	fmt.Fprintf(out, "playing NodePool(s) %s from %s; catalog: %d instance types from %s\n", strings.Join(names, ", "), from,
+		len(w.Cloud.Catalog), catalogFrom)
+	for _, p := range pools {
+		fmt.Fprintf(out, "nodepool %s: %s, consolidateAfter %s\n", p.Name, describePool(p), p.Disruption.ConsolidateAfter)
+	}
+	selector := inflateSelector(pools)
+	if selector == nil {
+		fmt.Fprintf(out, "the inflate pods select no node label: no NodePool played labels its nodes %s=%s, as the lab's does\n",
+			labTeamLabel, labTeam)
+	}
+	fmt.Fprintln(out)
 
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.Client.CoreV1().Events("")})
@@ -166,6 +286,7 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 		Logger:    log,
 		Recorder:  broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controller.EventSource}),
 		Metrics:   o.Metrics,
+		CostModel: o.CostModel, NodeOverlays: o.NodeOverlays,
 		Events: func(e controller.Event) {
 			tl.Event(e)
 			book.record(e)
@@ -180,7 +301,7 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 		cancel()
 		return <-done
 	}
-	r := &simRun{w: w, tl: tl, book: book, out: out, running: o.Running}
+	r := &simRun{w: w, tl: tl, book: book, out: out, running: o.Running, pools: pools, selector: selector}
 	// Give the informers a moment to sync before the script starts.
 	// The informers sync in real time; the virtual clock waits for them, so the script starts at
 	// the same simulated instant however loaded the machine is.
@@ -209,12 +330,38 @@ func simulate(ctx context.Context, out io.Writer, o simOptions) error {
 	return serr
 }
 
-func describeRequirements(p nodeplan.NodePool) string {
+// describePool is a pool's labels and requirements, for the header.
+func describePool(p nodeplan.NodePool) string {
 	var parts []string
+	if len(p.Template.Labels) > 0 {
+		var ls []string
+		for _, k := range slices.Sorted(maps.Keys(p.Template.Labels)) {
+			ls = append(ls, k+"="+p.Template.Labels[k])
+		}
+		parts = append(parts, "labels "+strings.Join(ls, ","))
+	}
 	for _, r := range p.Template.Requirements.All() {
 		parts = append(parts, r.String())
 	}
+	if p.Weight != 0 {
+		parts = append(parts, fmt.Sprintf("weight %d", p.Weight))
+	}
 	return strings.Join(parts, ", ")
+}
+
+// The label the lab's inflate pods select, which the lab's NodePool puts on its nodes.
+const labTeamLabel, labTeam = "eks-team", "my-team"
+
+// inflateSelector is the inflate pods' nodeSelector: the lab's eks-team=my-team when a pool
+// played labels its nodes so, else none — the label exists to pick the lab's pool, and with
+// the user's pools it would leave every pod pending.
+func inflateSelector(pools []nodeplan.NodePool) map[string]string {
+	for _, p := range pools {
+		if p.Template.Labels[labTeamLabel] == labTeam {
+			return map[string]string{labTeamLabel: labTeam}
+		}
+	}
+	return nil
 }
 
 // say prints a line of the script into the timeline.
@@ -242,7 +389,7 @@ func (r *simRun) deployInflate(ctx context.Context) error {
 							corev1.ResourceCPU: resource.MustParse("1"),
 						}},
 					}},
-					NodeSelector: map[string]string{"eks-team": "my-team"},
+					NodeSelector: maps.Clone(r.selector),
 				},
 			},
 		},
@@ -250,7 +397,11 @@ func (r *simRun) deployInflate(ctx context.Context) error {
 	if err := r.w.Deployments.Create(ctx, dep); err != nil {
 		return err
 	}
-	r.say("created deployment", "deployment", labNamespace+"/"+labName, "replicas", 0, "requests", "cpu:1", "nodeSelector", "eks-team=my-team")
+	sel := "none"
+	if r.selector != nil {
+		sel = labTeamLabel + "=" + labTeam
+	}
+	r.say("created deployment", "deployment", labNamespace+"/"+labName, "replicas", 0, "requests", "cpu:1", "nodeSelector", sel)
 	return nil
 }
 
@@ -420,11 +571,11 @@ func iceScenario(ctx context.Context, r *simRun) error {
 		return err
 	}
 	// Ask the solver what it would launch for the 5 pods, and take that offering away.
-	pools, _ := nodeplan.DecodeNodePools(sim.NodePoolsYAML())
+	pools := r.pools
 	var pods []*corev1.Pod
 	for i := range 5 {
 		pods = append(pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("probe-", i), Namespace: labNamespace},
-			Spec: corev1.PodSpec{NodeSelector: map[string]string{"eks-team": "my-team"}, Containers: []corev1.Container{{
+			Spec: corev1.PodSpec{NodeSelector: maps.Clone(r.selector), Containers: []corev1.Container{{
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}})
 	}
 	res, err := scheduling.Solve(ctx, scheduling.Input{Pods: pods, NodePools: pools, InstanceTypes: r.w.Cloud.Catalog})
