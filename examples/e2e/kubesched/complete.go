@@ -139,6 +139,9 @@ func Candidates(in scheduling.Input, res scheduling.Result, pending []*corev1.Po
 			if _, fits := nodeplan.Fits(smallest, it.Allocatable()); !fits {
 				continue
 			}
+			if !typeAllowed(np, it) {
+				continue
+			}
 			for _, o := range it.Offerings {
 				if !o.Available {
 					continue
@@ -155,6 +158,23 @@ func Candidates(in scheduling.Input, res scheduling.Result, pending []*corev1.Po
 		}
 	}
 	return out
+}
+
+// typeAllowed reports whether the pool's requirements accept the instance type's own labels:
+// a pool asking for category t never launches a c6i. The candidate's labels cannot tell, since
+// the pool's single-valued requirements are written over them as a claim's labels are.
+func typeAllowed(np nodeplan.NodePool, it nodeplan.InstanceType) bool {
+	labels := maps.Clone(it.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[nodeplan.LabelInstanceType] = it.Name
+	for _, r := range np.Template.Requirements.All() {
+		if v, ok := labels[r.Key]; ok && !r.Accepts(v, true) {
+			return false
+		}
+	}
+	return true
 }
 
 // withNodeCount is a node's capacity with the one node it is, for a limit on nodes.
