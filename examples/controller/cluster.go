@@ -39,6 +39,9 @@ import (
 func runCluster(ctx context.Context, o options, metrics *controller.Metrics, planner controller.Planner, stderr io.Writer) error {
 	log := newLogger(o.logFormat, stderr, o.verbose, o.logLevel)
 	logging.RouteKlog(log)
+	for _, note := range o.inert {
+		log.Info("Karpenter setting has no effect here", "setting", note)
+	}
 	if err := o.lab.checkProvider(); err != nil {
 		return err
 	}
@@ -145,7 +148,9 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 		c := &controller.Controller{Health: health, Client: client, Dynamic: dyn, Provider: provider, NodePools: pools, Solve: scheduling.Solve,
 			Planner: planner, Logger: log, Recorder: recorder, Metrics: metrics, Installation: o.installation, Adopt: o.adopt,
 			CostModel: costModel, NodeOverlays: overlays, BootstrapTokens: tokens, CapacityBuffers: o.capacityBuffers,
-			NodeCost: scheduling.NodeCost{PerNode: o.nodeCost}, NodeClass: classes.Get}
+			NodeCost: scheduling.NodeCost{PerNode: o.nodeCost}, NodeClass: classes.Get,
+			BatchIdle: o.batchIdle, BatchMax: o.batchMax, Preferences: scheduling.PreferencePolicy(o.preferencePolicy),
+			NoSpotToSpot: o.noSpotToSpot}
 		if err := c.Run(ctx); err != nil {
 			log.Error("controller stopped", "err", err)
 		}
@@ -214,6 +219,9 @@ func newProvider(ctx context.Context, o options, cl clusterInfo, log *slog.Logge
 			return builtProvider{}, fmt.Errorf("cluster CA: %w", err)
 		}
 	}
+	if ca, err = o.caBundle(ca); err != nil {
+		return builtProvider{}, err
+	}
 	var awsOpts []func(*config.LoadOptions) error
 	if o.region != "" {
 		awsOpts = append(awsOpts, config.WithRegion(o.region))
@@ -240,6 +248,9 @@ func newProvider(ctx context.Context, o options, cl clusterInfo, log *slog.Logge
 		Prices:       prices,
 		NodeClass:    cl.nodeClass,
 		Logger:       log,
+		// Karpenter's VM_MEMORY_OVERHEAD_PERCENT and AMI/SUBNET_REFRESH_INTERVAL.
+		VMMemoryOverhead: o.vmOverhead(),
+		CacheFor:         o.cacheFor(),
 	}
 	if o.interruptionQueue != "" {
 		popts.SQS, popts.QueueURL = sqs.NewFromConfig(awsCfg), o.interruptionQueue
@@ -248,16 +259,18 @@ func newProvider(ctx context.Context, o options, cl clusterInfo, log *slog.Logge
 	if err != nil {
 		return builtProvider{}, err
 	}
-	go refreshPrices(ctx, prices, log)
+	go refreshPrices(ctx, prices, log, o.isolatedVPC)
 	return builtProvider{provider: provider, tokens: tokens}, nil
 }
 
 // refreshPrices keeps prices current: spot every 5 minutes, on-demand every 12 hours. A failed
-// refresh keeps the last prices (the static tables at first) and is logged by pricing.
-func refreshPrices(ctx context.Context, p *pricing.Live, log *slog.Logger) {
+// refresh keeps the last prices (the static tables at first) and is logged by pricing. In an
+// isolated VPC (ISOLATED_VPC) the Pricing API cannot be reached: on-demand prices stay the
+// static tables', as Karpenter's do.
+func refreshPrices(ctx context.Context, p *pricing.Live, log *slog.Logger, isolatedVPC bool) {
 	var lastOnDemand time.Time
 	for {
-		if time.Since(lastOnDemand) > 12*time.Hour {
+		if !isolatedVPC && time.Since(lastOnDemand) > 12*time.Hour {
 			if _, err := p.RefreshOnDemand(ctx); err != nil && ctx.Err() == nil {
 				log.Warn("could not refresh on-demand prices", "err", err)
 			}

@@ -124,7 +124,7 @@ func TestDeployManifests(t *testing.T) {
 		t.Error("no cpu/memory requests")
 	}
 	known := map[string]bool{}
-	for _, e := range envFlags {
+	for _, e := range karpenterEnv {
 		known[e.env] = true
 	}
 	for _, e := range ctr.Env {

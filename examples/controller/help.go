@@ -21,12 +21,15 @@ type flagGroup struct {
 var flagGroups = []flagGroup{
 	{"Simulation (the default: no cluster, a scenario played on a simulated clock)", []string{"scenario", "list", "scale", "catalog"}},
 	{"Cluster (with --kubeconfig, or in a pod: KUBERNETES_SERVICE_HOST and CLUSTER_NAME set)", []string{
-		"kubeconfig", "provider", "kwok-ready-after", "cluster-name", "cluster-endpoint", "installation", "adopt", "nodepools", "nodepools-configmap",
+		"kubeconfig", "provider", "kwok-ready-after", "cluster-name", "cluster-endpoint", "cluster-ca-bundle", "installation", "adopt", "nodepools", "nodepools-configmap",
 		"capacity-buffers", "service-cidr", "cluster-dns", "kubeadm-ca-cert-hash", "kube-client-qps", "kube-client-burst",
-		"leader-elect", "lease-namespace", "lease-name", "identity"}},
-	{"AWS (with a cluster; credentials and region from the SDK's environment)", []string{"region", "interruption-queue"}},
-	{"Planning and prices", []string{"planner", "node-cost", "cost-model", "nodeoverlays"}},
-	{"Observability", []string{"log-format", "log-level", "v", "metrics-addr", "health-probe-addr"}},
+		"leader-elect", "lease-namespace", "lease-name", "identity", "memory-limit"}},
+	{"AWS (with a cluster; credentials and region from the SDK's environment)", []string{"region", "interruption-queue", "isolated-vpc",
+		"vm-memory-overhead-percent", "ami-refresh-interval", "subnet-refresh-interval"}},
+	{"Planning and prices", []string{"planner", "preference-policy", "batch-idle-duration", "batch-max-duration",
+		"node-cost", "cost-model", "nodeoverlays"}},
+	{"Observability", []string{"log-format", "log-level", "log-output-paths", "v", "metrics-addr",
+		"enable-profiling", "health-probe-addr"}},
 	{"Other commands", []string{"version", "print-crds"}},
 }
 
@@ -74,10 +77,19 @@ nodeplan's example node autoscaler. With no flags it plays a simulated scenario 
 on the command line is read from the environment variable shown beside it (Karpenter's names,
 as its chart sets them); the command line wins.
 `)
-	env := map[string]string{}
-	for _, e := range envFlags {
-		env[e.flag] = e.env
+	env := map[string][]string{}
+	for _, e := range envFlags() {
+		name := e.env
+		switch {
+		case e.port:
+			name += ": a port, for :<port>"
+		case e.invert:
+			name += ": true means false"
+		}
+		env[e.flag] = append(env[e.flag], name)
 	}
+	env["capacity-buffers"] = append(env["capacity-buffers"], "FEATURE_GATES CapacityBuffer=true")
+	env["lease-namespace"] = slices.Sorted(slices.Values(env["lease-namespace"])) // LEADER_ELECTION_NAMESPACE first: it wins
 	for _, g := range groupsOf(fs) {
 		fmt.Fprintf(w, "\n%s:\n", g.title)
 		for _, name := range g.flags {
@@ -88,23 +100,31 @@ as its chart sets them); the command line wins.
 			fmt.Fprint(w, flagHelp(f, env[name]))
 		}
 	}
+	fmt.Fprint(w, "\nKarpenter's other settings (start-up fails when one is set to anything but Karpenter's default):\n")
+	for _, e := range karpenterEnv {
+		if e.refused != "" {
+			fmt.Fprintf(w, "  %s (default %s)\n    \t%s\n", e.env, e.def, e.refused)
+		}
+	}
+	fmt.Fprint(w, "\nKarpenter's settings accepted with no effect (logged at start-up):\n")
+	for _, e := range karpenterEnv {
+		if e.inert != "" {
+			fmt.Fprintf(w, "  %s\n    \t%s\n", e.env, e.inert)
+		}
+	}
 }
 
 // flagHelp is one flag's entry, in the flag package's layout: "  -name type", then the usage
 // indented on the next line, with the default and the environment variable.
-func flagHelp(f *flag.Flag, env string) string {
+func flagHelp(f *flag.Flag, env []string) string {
 	var b strings.Builder
 	typ, usage := flag.UnquoteUsage(f)
 	fmt.Fprintf(&b, "  -%s", f.Name)
 	if typ != "" {
 		fmt.Fprintf(&b, " %s", typ)
 	}
-	if env != "" {
-		fmt.Fprintf(&b, "  (env %s", env)
-		if portEnv(env) {
-			b.WriteString(": a port, for :<port>")
-		}
-		b.WriteString(")")
+	if len(env) > 0 {
+		fmt.Fprintf(&b, "  (env %s)", strings.Join(env, ", "))
 	}
 	b.WriteString("\n    \t")
 	b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))

@@ -45,6 +45,9 @@ func TestHelpGroups(t *testing.T) {
 	for _, g := range flagGroups {
 		want = append(want, g.title)
 	}
+	// Then Karpenter's variables that set no flag: refused, and inert.
+	want = append(want, "Karpenter's other settings (start-up fails when one is set to anything but Karpenter's default)",
+		"Karpenter's settings accepted with no effect (logged at start-up)")
 	if strings.Join(titles, "\n") != strings.Join(want, "\n") {
 		t.Errorf("headings of -h:\n%s\nwant:\n%s", strings.Join(titles, "\n"), strings.Join(want, "\n"))
 	}
@@ -71,11 +74,20 @@ func TestHelpGroups(t *testing.T) {
 			t.Errorf("-%s is in no group: add it to flagGroups (help.go)", name)
 		}
 	}
-	for _, e := range envFlags {
+	for _, e := range karpenterEnv {
+		if e.refused != "" || e.inert != "" {
+			if !regexp.MustCompile(`(?m)^  ` + e.env + `\b`).MatchString(help) {
+				t.Errorf("-h does not list Karpenter's %s (refused or inert)", e.env)
+			}
+			continue
+		}
+		if e.flag == "" {
+			continue // FEATURE_GATES: gate by gate
+		}
 		if under[e.flag] == "" {
 			continue // a variable of a flag not registered here
 		}
-		line := regexp.MustCompile(`(?m)^  -` + regexp.QuoteMeta(e.flag) + ` .*\(env ` + e.env + `[:)]`)
+		line := regexp.MustCompile(`(?m)^  -` + regexp.QuoteMeta(e.flag) + `\b.*\(env ([^)]*, )?` + e.env + `[:,)]`)
 		if !line.MatchString(help) {
 			t.Errorf("-h: -%s's line lacks (env %s)", e.flag, e.env)
 		}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -83,7 +84,10 @@ func parseFlags(args []string, help io.Writer) (options, error) {
 		return o, usageError{err}
 	}
 	fs.Visit(func(f *flag.Flag) { o.logFormatSet = o.logFormatSet || f.Name == "log-format" })
-	if err := applyEnv(fs, os.Getenv); err != nil {
+	if err := applyEnv(fs, &o.settings, os.Getenv); err != nil {
+		return o, err
+	}
+	if err := o.settings.check(); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
@@ -157,10 +161,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	o.setMemoryLimit()
 	var metrics *controller.Metrics
 	if o.metricsAddr != "" {
 		metrics = controller.NewMetrics()
-		srv, err := serveMetrics(o.metricsAddr, metrics)
+		srv, err := serveMetrics(o.metricsAddr, metrics, o.enableProfiling)
 		if err != nil {
 			return err
 		}
@@ -175,7 +180,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unknown --planner %q (want disruption or emptiness)", o.planner)
 	}
 	if o.kubeconfig != "" || inCluster(o) {
-		return runCluster(ctx, o, metrics, planner, stderr)
+		logs := stderr
+		if o.logOutputPaths == "stdout" {
+			logs = stdout // LOG_OUTPUT_PATHS=stdout, Karpenter's default
+		}
+		return runCluster(ctx, o, metrics, planner, logs)
 	}
 	so, err := o.simulation(metrics, planner) // simulate.go: refuses the flags it cannot honour
 	if err != nil {
@@ -189,13 +198,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return simulate(ctx, timeline, so)
 }
 
-func serveMetrics(addr string, m *controller.Metrics) (*http.Server, error) {
+// serveMetrics serves /metrics on addr and, with profiling (ENABLE_PROFILING), Go's pprof
+// profiles under /debug/pprof/, as Karpenter serves them on its metrics port.
+func serveMetrics(addr string, m *controller.Metrics, profiling bool) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Close
 	return srv, nil

@@ -2,76 +2,337 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/nodeplan/nodeplan/cloudprovider/ec2"
 	"github.com/nodeplan/nodeplan/examples/internal/controller"
+	"github.com/nodeplan/nodeplan/scheduling"
 )
 
 // settings are the in-cluster settings, named as Karpenter's chart names them. Each flag also
 // reads an environment variable (Karpenter's name) when not given on the command line, so a
 // Deployment sets them through env as Karpenter's does.
 type settings struct {
-	clusterEndpoint string
-	logLevel        string
-	qps             float64
-	burst           int
-	healthAddr      string
+	clusterEndpoint  string
+	clusterCABundle  string
+	logLevel         string
+	logOutputPaths   string
+	qps              float64
+	burst            int
+	healthAddr       string
+	batchIdle        time.Duration
+	batchMax         time.Duration
+	preferencePolicy string
+	vmMemoryOverhead float64
+	memoryLimit      int64
+	enableProfiling  bool
+	isolatedVPC      bool
+	amiRefresh       time.Duration
+	subnetRefresh    time.Duration
+	noSpotToSpot     bool     // FEATURE_GATES SpotToSpotConsolidation=false
+	inert            []string // Karpenter variables set that mean nothing here, and why
 }
 
-// envFlags maps flags to Karpenter's environment variables.
-var envFlags = []struct{ flag, env string }{
-	{"cluster-name", "CLUSTER_NAME"},
-	{"cluster-endpoint", "CLUSTER_ENDPOINT"},
-	{"interruption-queue", "INTERRUPTION_QUEUE"},
-	{"log-level", "LOG_LEVEL"},
-	{"kube-client-qps", "KUBE_CLIENT_QPS"},
-	{"kube-client-burst", "KUBE_CLIENT_BURST"},
-	{"metrics-addr", "METRICS_PORT"},
-	{"health-probe-addr", "HEALTH_PROBE_PORT"},
-	{"lease-namespace", "SYSTEM_NAMESPACE"},
+// karpenterEnv is every environment variable Karpenter v1.14 documents for its controller
+// (the provider's website/content/en/v1.14/reference/settings.md), and SYSTEM_NAMESPACE,
+// which its chart sets, with what this controller does with each. A variable is honoured (it
+// sets flag, with Karpenter's meaning), refused (set to anything but Karpenter's default def,
+// start-up fails with the sentence refused), or inert (any value is accepted and logged with
+// the sentence inert: what it configures does not exist here). TestKarpenterEnv holds the list
+// to Karpenter's.
+var karpenterEnv = []envSetting{
+	{env: "AMI_REFRESH_INTERVAL", flag: "ami-refresh-interval"},
+	{env: "BATCH_IDLE_DURATION", flag: "batch-idle-duration"},
+	{env: "BATCH_MAX_DURATION", flag: "batch-max-duration"},
+	{env: "CLUSTER_CA_BUNDLE", flag: "cluster-ca-bundle"},
+	{env: "CLUSTER_ENDPOINT", flag: "cluster-endpoint"},
+	{env: "CLUSTER_NAME", flag: "cluster-name"},
+	{env: "CPU_REQUESTS", inert: "it sizes Karpenter's reconciler concurrency from the pod's CPU request; this controller runs one reconcile loop whatever the pod requests"},
+	{env: "DISABLE_CLUSTER_STATE_OBSERVABILITY", def: "false", refused: "this controller always publishes its cluster-state metrics and events"},
+	{env: "DISABLE_CONTROLLER_WARMUP", def: "true", refused: "this controller starts its caches only once it leads; it has no warm-up to enable"},
+	{env: "DISABLE_DRY_RUN", inert: "this controller validates EC2NodeClasses by resolving their selectors and never makes dry-run calls, whatever the value"},
+	{env: "DISABLE_LEADER_ELECTION", flag: "leader-elect", invert: true},
+	{env: "EKS_CONTROL_PLANE", def: "false", refused: "this controller does not call eks:DescribeCluster; set CLUSTER_ENDPOINT (and CLUSTER_CA_BUNDLE if the client's CA is not the nodes')"},
+	{env: "ENABLE_PROFILING", flag: "enable-profiling"},
+	{env: "ENABLE_ZONAL_SHIFT", def: "false", refused: "this controller does not follow ARC zonal shifts; keep a zone out with the NodePool's topology.kubernetes.io/zone requirement"},
+	{env: "FEATURE_GATES"}, // featureGates: gate by gate
+	{env: "HEALTH_PROBE_PORT", flag: "health-probe-addr", port: true},
+	{env: "IGNORE_DRA_REQUESTS", def: "true", refused: "the solver does not model dynamic resource allocation: pods' DRA requests are always ignored"},
+	{env: "INTERRUPTION_QUEUE", flag: "interruption-queue"},
+	{env: "ISOLATED_VPC", flag: "isolated-vpc"},
+	{env: "KARPENTER_SERVICE", inert: "it names the Service of Karpenter's webhook certificate; this controller serves no webhook"},
+	{env: "KUBE_CLIENT_BURST", flag: "kube-client-burst"},
+	{env: "KUBE_CLIENT_QPS", flag: "kube-client-qps"},
+	{env: "LEADER_ELECTION_NAME", flag: "lease-name"},
+	{env: "SYSTEM_NAMESPACE", flag: "lease-namespace"}, // the pod's namespace; LEADER_ELECTION_NAMESPACE wins
+	{env: "LEADER_ELECTION_NAMESPACE", flag: "lease-namespace"},
+	{env: "LOG_ERROR_OUTPUT_PATHS", def: "stderr", refused: "this controller has no separate log of its logger's own errors; its records go to LOG_OUTPUT_PATHS"},
+	{env: "LOG_LEVEL", flag: "log-level"},
+	{env: "LOG_OUTPUT_PATHS", flag: "log-output-paths"},
+	{env: "MEMORY_LIMIT", flag: "memory-limit"},
+	{env: "METRICS_PORT", flag: "metrics-addr", port: true},
+	{env: "MIN_VALUES_POLICY", def: "Strict", refused: "the solver always holds minValues strictly (it splits a claim that misses them, or leaves its pods pending); BestEffort is not supported"},
+	{env: "PREFERENCE_POLICY", flag: "preference-policy"},
+	{env: "RESERVED_ENIS", def: "0", refused: "the EC2 provider has no reserved-ENI setting; set kubelet.maxPods in the EC2NodeClass to the pods your ENIs leave room for"},
+	{env: "SUBNET_REFRESH_INTERVAL", flag: "subnet-refresh-interval"},
+	{env: "VM_MEMORY_OVERHEAD_PERCENT", flag: "vm-memory-overhead-percent"},
+}
+
+// envSetting is one of Karpenter's environment variables; see karpenterEnv.
+type envSetting struct {
+	env, flag string
+	port      bool // a port where the flag takes an address: ":<port>"
+	invert    bool // a boolean that sets the flag to its negation (DISABLE_…)
+	def       string
+	refused   string
+	inert     string
+}
+
+// featureGates are Karpenter v1.14's gates, each with its default and, where this controller
+// cannot do what a value asks, why. A value not refused is honoured (see applyGates).
+var featureGates = []struct {
+	name, def string
+	refuse    map[bool]string
+}{
+	{"NodeRepair", "false", map[bool]string{true: "this controller does not repair unhealthy nodes"}},
+	{"ReservedCapacity", "true", map[bool]string{false: "this controller always launches into the capacity reservations an EC2NodeClass selects"}},
+	{"SpotToSpotConsolidation", "false", nil},
+	{"NodeOverlay", "false", map[bool]string{true: "this controller applies NodeOverlays from --nodeoverlays only, not the cluster's"}},
+	{"StaticCapacity", "false", nil},
+	{"CapacityBuffer", "false", nil},
 }
 
 func (s *settings) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.clusterEndpoint, "cluster-endpoint", "", "the API server URL nodes join (written into node bootstrap); empty means the client's own server URL")
+	fs.StringVar(&s.clusterCABundle, "cluster-ca-bundle", "", "base64 of the PEM CA bundle nodes trust the API server with (written into node bootstrap); empty means the client's CA")
 	fs.StringVar(&s.logLevel, "log-level", "", "debug, info or error (default info; -v means debug)")
+	fs.StringVar(&s.logOutputPaths, "log-output-paths", "stderr", "where the log records go on a cluster: stdout or stderr (Karpenter's default is stdout)")
 	// Karpenter's defaults: 200 requests/s, bursts of 300. client-go's own (5/10) throttle a
 	// 1,000-node cluster's drains, patches and events to minutes.
 	fs.Float64Var(&s.qps, "kube-client-qps", 200, "API requests per second")
 	fs.IntVar(&s.burst, "kube-client-burst", 300, "API request burst")
 	fs.StringVar(&s.healthAddr, "health-probe-addr", "", `serve /healthz and /readyz on this address (e.g. ":8081"); off when empty`)
+	fs.DurationVar(&s.batchIdle, "batch-idle-duration", time.Second, "a provisioning batch closes once no new pending pod has appeared for this long")
+	fs.DurationVar(&s.batchMax, "batch-max-duration", 10*time.Second, "a provisioning batch closes this long after it opened, however fast pods arrive")
+	fs.StringVar(&s.preferencePolicy, "preference-policy", string(scheduling.PreferencesCostAware), "how solves treat preferences (preferred affinities, ScheduleAnyway spread): CostAware (honoured where they cost at most 5% more), Respect (Karpenter's default: always, relaxed only to place a pod) or Ignore")
+	fs.Float64Var(&s.vmMemoryOverhead, "vm-memory-overhead-percent", ec2.DefaultVMMemoryOverhead, "the fraction of an instance type's memory the VM does not see (0.075 is 7.5%)")
+	fs.Int64Var(&s.memoryLimit, "memory-limit", -1, "the container's memory limit in `bytes`; the Go runtime's soft memory limit is set to 90% of it (-1: none)")
+	fs.BoolVar(&s.enableProfiling, "enable-profiling", false, "serve Go's pprof profiles under /debug/pprof/ on the metrics address")
+	fs.BoolVar(&s.isolatedVPC, "isolated-vpc", false, "the VPC reaches no AWS endpoint without a VPC endpoint: on-demand prices come from the built-in tables, not the Pricing API")
+	fs.DurationVar(&s.amiRefresh, "ami-refresh-interval", 0, "how long resolved images (and subnets, security groups, launch templates) are cached, at least 1m; 0 means the provider's 5m")
+	fs.DurationVar(&s.subnetRefresh, "subnet-refresh-interval", 0, "as --ami-refresh-interval, for subnets; the shorter of the two is used")
 }
 
 // applyEnv sets every flag not given on the command line from its environment variable, if
-// set. Port variables (METRICS_PORT, HEALTH_PROBE_PORT) become ":<port>".
-func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
+// set; refuses a variable set to what this controller cannot do; and keeps the inert ones for
+// the start-up log. Port variables (METRICS_PORT, HEALTH_PROBE_PORT) become ":<port>".
+func applyEnv(fs *flag.FlagSet, s *settings, getenv func(string) string) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	for _, e := range envFlags {
-		v := getenv(e.env)
-		if v == "" || given[e.flag] || fs.Lookup(e.flag) == nil {
+	var errs []error
+	for _, e := range karpenterEnv {
+		raw := getenv(e.env)
+		if raw == "" {
 			continue
 		}
-		if portEnv(e.env) {
+		v := raw
+		switch {
+		case e.env == "FEATURE_GATES":
+			if err := s.applyGates(fs, given, raw); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		case e.inert != "":
+			s.inert = append(s.inert, fmt.Sprintf("%s=%s: %s", e.env, raw, e.inert))
+			continue
+		case e.refused != "":
+			if !sameSetting(raw, e.def) {
+				errs = append(errs, fmt.Errorf("environment variable %s=%q is not supported: %s (unset it, or set Karpenter's default %q)", e.env, raw, e.refused, e.def))
+			}
+			continue
+		}
+		if given[e.flag] || fs.Lookup(e.flag) == nil {
+			continue
+		}
+		if e.port {
 			v = ":" + v
 		}
+		if e.invert {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("environment variable %s=%q: want true or false", e.env, raw))
+				continue
+			}
+			v = strconv.FormatBool(!b)
+		}
 		if err := fs.Set(e.flag, v); err != nil {
-			return fmt.Errorf("environment variable %s=%q (flag --%s): %w", e.env, getenv(e.env), e.flag, err)
+			errs = append(errs, fmt.Errorf("environment variable %s=%q (flag --%s): %w", e.env, raw, e.flag, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// portEnv reports whether a variable holds a port where its flag takes an address.
-func portEnv(env string) bool { return env == "METRICS_PORT" || env == "HEALTH_PROBE_PORT" }
+// applyGates honours FEATURE_GATES ("Name=bool,…"): CapacityBuffer sets --capacity-buffers
+// (unless given), SpotToSpotConsolidation=false forbids spot-to-spot replacement, StaticCapacity
+// and a ReservedCapacity or NodeRepair or NodeOverlay at their defaults change nothing; the
+// rest are refused, as are unknown gates.
+func (s *settings) applyGates(fs *flag.FlagSet, given map[string]bool, raw string) error {
+	var errs []error
+	for _, kv := range strings.Split(raw, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(kv, "=")
+		on, err := strconv.ParseBool(strings.TrimSpace(val))
+		if !ok || err != nil {
+			errs = append(errs, fmt.Errorf("environment variable FEATURE_GATES=%q: %q is not Name=true or Name=false", raw, kv))
+			continue
+		}
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(featureGates, func(g struct {
+			name, def string
+			refuse    map[bool]string
+		}) bool {
+			return g.name == name
+		})
+		if i < 0 {
+			errs = append(errs, fmt.Errorf("environment variable FEATURE_GATES=%q: unknown gate %s (Karpenter v1.14's are NodeRepair, ReservedCapacity, SpotToSpotConsolidation, NodeOverlay, StaticCapacity and CapacityBuffer)", raw, name))
+			continue
+		}
+		if why := featureGates[i].refuse[on]; why != "" {
+			errs = append(errs, fmt.Errorf("environment variable FEATURE_GATES: %s=%v is not supported: %s", name, on, why))
+			continue
+		}
+		switch name {
+		case "SpotToSpotConsolidation":
+			s.noSpotToSpot = !on
+		case "CapacityBuffer":
+			if !given["capacity-buffers"] && fs.Lookup("capacity-buffers") != nil {
+				_ = fs.Set("capacity-buffers", strconv.FormatBool(on)) // a bool flag takes it
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sameSetting reports whether two values of a setting mean the same: as booleans, durations or
+// numbers when both parse so, else as words, case aside.
+func sameSetting(a, b string) bool {
+	if x, err := strconv.ParseBool(a); err == nil {
+		y, err := strconv.ParseBool(b)
+		return err == nil && x == y
+	}
+	if x, err := time.ParseDuration(a); err == nil {
+		y, err := time.ParseDuration(b)
+		return err == nil && x == y
+	}
+	if x, err := strconv.ParseFloat(a, 64); err == nil {
+		y, err := strconv.ParseFloat(b, 64)
+		return err == nil && x == y
+	}
+	return strings.EqualFold(strings.TrimSpace(a), b)
+}
+
+// check refuses settings out of range, naming the flag and its variable.
+func (s *settings) check() error {
+	var errs []error
+	if s.batchIdle <= 0 || s.batchMax <= 0 {
+		errs = append(errs, fmt.Errorf("--batch-idle-duration %v and --batch-max-duration %v (BATCH_IDLE_DURATION, BATCH_MAX_DURATION) must be positive", s.batchIdle, s.batchMax))
+	}
+	switch scheduling.PreferencePolicy(s.preferencePolicy) {
+	case scheduling.PreferencesCostAware, scheduling.PreferencesRespect, scheduling.PreferencesIgnore:
+	default:
+		errs = append(errs, fmt.Errorf("--preference-policy %q (PREFERENCE_POLICY): want Respect, Ignore or CostAware", s.preferencePolicy))
+	}
+	if !(s.vmMemoryOverhead >= 0 && s.vmMemoryOverhead < 1) {
+		errs = append(errs, fmt.Errorf("--vm-memory-overhead-percent %v (VM_MEMORY_OVERHEAD_PERCENT): want a fraction from 0 to below 1", s.vmMemoryOverhead))
+	}
+	for _, r := range []struct {
+		name string
+		d    time.Duration
+	}{{"--ami-refresh-interval (AMI_REFRESH_INTERVAL)", s.amiRefresh}, {"--subnet-refresh-interval (SUBNET_REFRESH_INTERVAL)", s.subnetRefresh}} {
+		if r.d != 0 && r.d < time.Minute {
+			errs = append(errs, fmt.Errorf("%s %v: must be at least 1m, as Karpenter's", r.name, r.d))
+		}
+	}
+	switch s.logOutputPaths {
+	case "stdout", "stderr":
+	default:
+		errs = append(errs, fmt.Errorf("--log-output-paths %q (LOG_OUTPUT_PATHS): want stdout or stderr; this controller writes no log files", s.logOutputPaths))
+	}
+	return errors.Join(errs...)
+}
+
+// cacheFor is the EC2 provider's cache lifetime the refresh intervals ask for: the shorter one
+// given, or 0 (the provider's default).
+func (s *settings) cacheFor() time.Duration {
+	switch {
+	case s.amiRefresh == 0:
+		return s.subnetRefresh
+	case s.subnetRefresh == 0:
+		return s.amiRefresh
+	}
+	return min(s.amiRefresh, s.subnetRefresh)
+}
+
+// vmOverhead is ec2.Options.VMMemoryOverhead for the setting: 0 there means the default, so
+// no overhead is negative.
+func (s *settings) vmOverhead() float64 {
+	if s.vmMemoryOverhead == 0 {
+		return -1
+	}
+	return s.vmMemoryOverhead
+}
+
+// caBundle is the CA nodes trust the API server with: --cluster-ca-bundle (CLUSTER_CA_BUNDLE,
+// base64 of PEM, as in an EKS cluster's certificateAuthority.data), else the client's.
+func (s *settings) caBundle(client []byte) ([]byte, error) {
+	if s.clusterCABundle == "" {
+		return client, nil
+	}
+	pem, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s.clusterCABundle))
+	if err != nil {
+		return nil, fmt.Errorf("--cluster-ca-bundle (CLUSTER_CA_BUNDLE): not base64: %w", err)
+	}
+	if !strings.Contains(string(pem), "-----BEGIN CERTIFICATE-----") {
+		return nil, errors.New("--cluster-ca-bundle (CLUSTER_CA_BUNDLE): want base64 of a PEM certificate bundle")
+	}
+	return pem, nil
+}
+
+// setMemoryLimit applies --memory-limit (MEMORY_LIMIT): Go's soft limit at 90% of it, as
+// Karpenter sets it.
+func (s *settings) setMemoryLimit() {
+	if s.memoryLimit > 0 {
+		debug.SetMemoryLimit(s.memoryLimit / 10 * 9)
+	}
+}
+
+// envFlags maps flags to Karpenter's environment variables, for -h.
+func envFlags() []envSetting {
+	var out []envSetting
+	for _, e := range karpenterEnv {
+		if e.flag != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
 
 // inCluster reports whether the controller runs in a pod configured for a cluster: the
 // kubelet's KUBERNETES_SERVICE_HOST is set and a cluster name is given. Then in-cluster

@@ -101,6 +101,12 @@ type Controller struct {
 	// CapacityBuffers watches autoscaling.x-k8s.io/v1beta1 CapacityBuffers (their CRD must be
 	// installed; [CRDs] includes it) and keeps their slots as spare room (buffers.go).
 	CapacityBuffers bool
+	// Preferences is how every solve, and the planner's simulations, treat soft constraints
+	// (Karpenter's PREFERENCE_POLICY); empty means scheduling's default, CostAware.
+	Preferences scheduling.PreferencePolicy
+	// NoSpotToSpot forbids replacing a spot node by a spot node in consolidation
+	// (disruption.Options.SpotFlexibility < 0): Karpenter's SpotToSpotConsolidation=false.
+	NoSpotToSpot bool
 
 	// Timeouts bound launch, registration and the life of unattributed instances.
 	Timeouts Timeouts

@@ -97,6 +97,10 @@ func (c *Controller) planInput(ctx context.Context, pools []nodeplan.NodePool) d
 	}
 	c.mu.Unlock()
 	in.PoolInstanceTypes, in.Options.Scheduling.NodeCost = c.instanceTypes(ctx, in.NodePools)
+	in.Options.Scheduling.Preferences = c.Preferences
+	if c.NoSpotToSpot {
+		in.Options.SpotFlexibility = -1
+	}
 	return in
 }
 

@@ -239,6 +239,7 @@ func (c *Controller) provision(ctx context.Context) {
 	in.VolumeZones = vols.Zones
 	scheduling.AttachLimits(in.Nodes, s.volumes.CSINodes)
 	in.PoolInstanceTypes, in.Options.NodeCost = c.instanceTypes(ctx, in.NodePools)
+	in.Options.Preferences = c.Preferences
 	start := time.Now() // the solver's own cost, in real time even on a simulated clock
 	queue := c.Metrics.SchedulingStarted(len(in.Pods))
 	res, err := c.Solve(ctx, in)
