@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path"
+	"slices"
 	"time"
 )
 
@@ -12,6 +14,28 @@ func init() {
 	operations["AmazonSQS.ReceiveMessage"] = (*Server).receiveMessage
 	operations["AmazonSQS.DeleteMessage"] = (*Server).deleteMessage
 	operations["AmazonSQS.SendMessage"] = (*Server).sendMessage
+	operations["AmazonSQS.GetQueueUrl"] = (*Server).getQueueURL
+}
+
+// QueueURL is the URL the server gives the queue called name, as SQS gives it in
+// DefaultRegion for the test account.
+func QueueURL(name string) string {
+	return "https://sqs." + DefaultRegion + ".amazonaws.com/123456789012/" + name
+}
+
+// CreateQueue makes the empty queue called name, so GetQueueUrl finds it, and returns its URL
+// (QueueURL). A queue that exists already is kept with its messages.
+func (s *Server) CreateQueue(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	url := QueueURL(name)
+	if s.queues.queues == nil {
+		s.queues.queues = map[string][]*message{}
+	}
+	if _, ok := s.queues.queues[url]; !ok {
+		s.queues.queues[url] = []*message{}
+	}
+	return url
 }
 
 // queueState holds SQS queues by URL. A received message stays invisible until deleted; the
@@ -145,4 +169,27 @@ func (s *Server) sendMessage(r *Request) (any, error) {
 	}
 	id := s.enqueue(in.QueueUrl, in.MessageBody)
 	return map[string]string{"MessageId": id, "MD5OfMessageBody": md5Hex(in.MessageBody)}, nil
+}
+
+// getQueueURL finds a queue by name: one made by CreateQueue, or used at a URL whose last path
+// element is the name. Like SQS, it answers QueueDoesNotExist for any other name.
+func (s *Server) getQueueURL(r *Request) (any, error) {
+	var in struct{ QueueName, QueueOwnerAWSAccountId string }
+	if err := json.Unmarshal(r.Body, &in); err != nil {
+		return nil, &APIError{Code: "InvalidParameterValue", Message: err.Error()}
+	}
+	if in.QueueName == "" {
+		return nil, &APIError{Code: "MissingParameter", Message: "The request must contain the parameter QueueName."}
+	}
+	urls := make([]string, 0, len(s.queues.queues))
+	for url := range s.queues.queues {
+		urls = append(urls, url)
+	}
+	slices.Sort(urls) // a name used at two URLs: the same answer every time
+	for _, url := range urls {
+		if path.Base(url) == in.QueueName {
+			return map[string]string{"QueueUrl": url}, nil
+		}
+	}
+	return nil, &APIError{Code: "QueueDoesNotExist", Message: "The specified queue does not exist."}
 }
