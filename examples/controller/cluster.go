@@ -253,7 +253,12 @@ func newProvider(ctx context.Context, o options, cl clusterInfo, log *slog.Logge
 		CacheFor:         o.cacheFor(),
 	}
 	if o.interruptionQueue != "" {
-		popts.SQS, popts.QueueURL = sqs.NewFromConfig(awsCfg), o.interruptionQueue
+		queues := sqs.NewFromConfig(awsCfg)
+		url, err := interruptionQueueURL(ctx, queues, o.interruptionQueue, awsCfg.Region)
+		if err != nil {
+			return builtProvider{}, err
+		}
+		popts.SQS, popts.QueueURL = queues, url
 	}
 	provider, err := ec2.New(popts)
 	if err != nil {

@@ -66,8 +66,8 @@ func methods[T any](prefix string) []string {
 }
 
 // TestIAMPolicyMatchesTheCode: the shipped policy allows exactly the AWS actions the code can
-// call — every method of the EC2, SSM and SQS interfaces the EC2 provider is given and of the
-// clients package pricing is given — plus the two the API authorizes on the side of those calls
+// call — every method of the EC2, SSM and SQS interfaces the EC2 provider is given, of the
+// clients package pricing is given, and the queue-name lookup — plus the two the API authorizes on the side of those calls
 // (ec2:RunInstances for an instant CreateFleet, ec2:CreateTags for its tags) and iam:PassRole
 // for the nodes' instance profile. Nothing more: no Allow on a wildcard action, no Deny needed.
 func TestIAMPolicyMatchesTheCode(t *testing.T) {
@@ -94,6 +94,7 @@ func TestIAMPolicyMatchesTheCode(t *testing.T) {
 	called = append(called, methods[ec2.EC2API]("ec2:")...)
 	called = append(called, methods[ec2.SSMAPI]("ssm:")...)
 	called = append(called, methods[ec2.SQSAPI]("sqs:")...)
+	called = append(called, methods[queueURLGetter]("sqs:")...) // an INTERRUPTION_QUEUE name
 	live := reflect.TypeFor[pricing.Live]()
 	for _, f := range []struct{ field, prefix string }{{"Pricing", "pricing:"}, {"EC2", "ec2:"}} {
 		sf, ok := live.FieldByName(f.field)

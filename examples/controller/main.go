@@ -126,7 +126,7 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.serviceCIDR, "service-cidr", "", "the cluster's Service CIDR, for node bootstrap (AL2023)")
 	fs.StringVar(&o.clusterDNS, "cluster-dns", "", "the cluster DNS Service IP, for node bootstrap")
 	fs.StringVar(&o.kubeadmCACertHash, "kubeadm-ca-cert-hash", "", "sha256:<hex> pins of the cluster CA, comma-separated; nodes of Custom node classes then join with kubeadm, each with a bootstrap token minted for its launch and deleted once it registers")
-	fs.StringVar(&o.interruptionQueue, "interruption-queue", "", "URL of the SQS queue receiving EC2 interruption events")
+	fs.StringVar(&o.interruptionQueue, "interruption-queue", "", "the SQS queue receiving EC2 interruption events: its name (as Karpenter's chart sets it), resolved in the region, or its URL")
 	fs.StringVar(&o.costModel, "cost-model", "", "with a cluster: file of what you pay (pricing.CostModel YAML: discounts, Savings Plan and RI prices), applied to every catalog")
 	fs.StringVar(&o.nodeOverlays, "nodeoverlays", "", "with a cluster: file of Karpenter NodeOverlays (karpenter.sh/v1alpha1) applied to every catalog after the cost model")
 	fs.StringVar(&o.installation, "installation", "nodeplan", "this installation's name on its NodeClaims (annotation nodeplan.io/installation); it acts only on those")

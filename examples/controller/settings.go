@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -321,6 +322,32 @@ func (s *settings) setMemoryLimit() {
 	if s.memoryLimit > 0 {
 		debug.SetMemoryLimit(s.memoryLimit / 10 * 9)
 	}
+}
+
+// queueURLGetter is the SQS call that finds a queue's URL by its name.
+type queueURLGetter interface {
+	GetQueueUrl(ctx context.Context, in *sqs.GetQueueUrlInput, opts ...func(*sqs.Options)) (*sqs.GetQueueUrlOutput, error)
+}
+
+// interruptionQueueURL is the URL of --interruption-queue (INTERRUPTION_QUEUE): a URL as
+// given, or a queue name — what Karpenter's chart sets — resolved with GetQueueUrl in the
+// account and region of the AWS configuration, so a copied value works at the first receive
+// or fails here.
+func interruptionQueueURL(ctx context.Context, c queueURLGetter, queue, region string) (string, error) {
+	if strings.HasPrefix(queue, "https://") || strings.HasPrefix(queue, "http://") {
+		return queue, nil
+	}
+	if strings.ContainsAny(queue, "/:") {
+		return "", fmt.Errorf("--interruption-queue (INTERRUPTION_QUEUE) %q: want an SQS queue name or its https:// URL", queue)
+	}
+	out, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &queue})
+	if err != nil {
+		return "", fmt.Errorf("--interruption-queue (INTERRUPTION_QUEUE) %q: finding the SQS queue of that name in %s: %w", queue, region, err)
+	}
+	if out.QueueUrl == nil || *out.QueueUrl == "" {
+		return "", fmt.Errorf("--interruption-queue (INTERRUPTION_QUEUE) %q: SQS GetQueueUrl returned no URL", queue)
+	}
+	return *out.QueueUrl, nil
 }
 
 // envFlags maps flags to Karpenter's environment variables, for -h.
