@@ -209,6 +209,13 @@ func (p *Provider) Create(ctx context.Context, claim *nodeplan.NodeClaim) (*node
 
 	node := p.newNode(claim, pick.it, pick.off, now, seq)
 	created, err := p.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		// A concurrent Create of the same claim won: answer as it did.
+		existing, gerr := p.Client.CoreV1().Nodes().Get(ctx, claim.Name, metav1.GetOptions{})
+		if gerr == nil && p.mine(existing) && existing.Annotations[AnnotationNodeClaim] == claim.Name {
+			return p.launched(claim, existing), nil
+		}
+	}
 	if err != nil {
 		return nil, launchFailed(claim, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -301,5 +302,30 @@ func TestIsDrifted(t *testing.T) {
 	}
 	if _, err := p.IsDrifted(ctx, c); !cloudprovider.IsNotFound(err) {
 		t.Errorf("IsDrifted of a deleted node = %v, want NotFound", err)
+	}
+}
+
+// Two Creates of one claim racing: the one whose Node write loses answers as the winner did.
+func TestCreateRace(t *testing.T) {
+	now := epoch
+	p, client := newProvider(t, &now)
+	ctx := context.Background()
+	claim := &nodeplan.NodeClaim{Name: "a", InstanceTypeOptions: []string{"m.large"}}
+	winner := &Provider{Client: fake.NewClientset(), Catalog: testCatalog(), Now: p.Now}
+	won, err := winner.Create(ctx, claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wonNode, _ := winner.Client.CoreV1().Nodes().Get(ctx, "a", metav1.GetOptions{})
+	// The winner's Node lands between this Create's read and its write.
+	client.PrependReactor("create", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if err := client.Tracker().Add(wonNode); err != nil {
+			t.Fatal(err)
+		}
+		return true, nil, apierrors.NewAlreadyExists(corev1.Resource("nodes"), "a")
+	})
+	got, err := p.Create(ctx, claim)
+	if err != nil || got.Status.ProviderID != won.Status.ProviderID {
+		t.Errorf("the losing Create = %v, %v; want the winner's launch %s", got, err, won.Status.ProviderID)
 	}
 }
