@@ -144,7 +144,8 @@ func TestKwokProvider(t *testing.T) {
 // TestKwokController runs the controller with the kwok provider on the real kube-apiserver and
 // kube-scheduler — `controller --kubeconfig FILE --provider kwok` on a cluster with no
 // cloud: the inflate Deployment scaled to 5 gets a NodeClaim whose kwok Node registers,
-// initializes and runs the 5 pods; scaled to 0, the empty node is removed.
+// initializes and runs the 5 pods; `kubectl delete node` drains it onto a replacement; scaled
+// to 0, the empty node is removed.
 func TestKwokController(t *testing.T) {
 	cp := startControlPlane(t)
 	dyn := installCRDs(t, cp.Config)
@@ -241,6 +242,25 @@ func TestKwokController(t *testing.T) {
 		return err == nil && n.Labels[nodeplan.LabelInitialized] == "true"
 	})
 
+	// kubectl delete node: the termination finalizer holds it while the controller drains it
+	// and deletes its kwok instance; the pods come back on a new kwok node.
+	if err := cp.Client.CoreV1().Nodes().Delete(ctx, nodes[0], metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var replacement string
+	waitFor(t, 90*time.Second, "the deleted node gone and the 5 pods running on a replacement", func() bool {
+		n, now := running()
+		_, err := cp.Client.CoreV1().Nodes().Get(ctx, nodes[0], metav1.GetOptions{})
+		if n != 5 || len(now) != 1 || now[0] == nodes[0] || err == nil {
+			return false
+		}
+		replacement = now[0]
+		return true
+	})
+	if insts, err := p.List(ctx); err != nil || len(insts) != 1 || nodeNameOf(insts[0].Status.ProviderID) != replacement {
+		t.Errorf("kwok instances after the node's deletion = %v, %v; want the replacement %s alone", providerIDs(insts), err, replacement)
+	}
+
 	if err := deps.Scale(ctx, ns, dep.Name, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -249,14 +269,14 @@ func TestKwokController(t *testing.T) {
 		if err != nil || len(insts) != 0 {
 			return false
 		}
-		if _, err := cp.Client.CoreV1().Nodes().Get(ctx, nodes[0], metav1.GetOptions{}); err == nil {
+		if _, err := cp.Client.CoreV1().Nodes().Get(ctx, replacement, metav1.GetOptions{}); err == nil {
 			return false
 		}
 		claims, err := dyn.Resource(controller.NodeClaimGVR).List(ctx, metav1.ListOptions{})
 		return err == nil && len(claims.Items) == 0
 	})
-	if n := strings.Count(lines.String(), `msg="deleted nodeclaim"`); n != 1 {
-		t.Errorf("deleted nodeclaim lines = %d, want 1", n)
+	if n := strings.Count(lines.String(), `msg="deleted nodeclaim"`); n != 2 {
+		t.Errorf("deleted nodeclaim lines = %d, want 2 (the deleted node's, the empty one's)", n)
 	}
 }
 
