@@ -37,19 +37,20 @@ import (
 // the provider --provider names: EC2 instances with the credentials of the environment (see
 // README.md for the IAM permissions), or kwok's Nodes with no cloud at all.
 func runCluster(ctx context.Context, o options, metrics *controller.Metrics, planner controller.Planner, stderr io.Writer) error {
-	log := newLogger(o.logFormat, stderr, o.verbose, o.logLevel)
-	logging.RouteKlog(log)
-	for _, note := range o.inert {
-		log.Info("Karpenter setting has no effect here", "setting", note)
-	}
+	// The settings are checked before anything global changes (klog's routing).
 	if err := o.lab.checkProvider(); err != nil {
 		return err
 	}
 	if o.clusterName == "" && o.lab.provider == "ec2" {
-		return errors.New("--cluster-name is required with --kubeconfig (instances are tagged with it)")
+		return errors.New("--cluster-name (CLUSTER_NAME) is required with the EC2 provider: instances are tagged with it")
 	}
 	if o.nodePools != "" && o.nodePoolsConfigMap != "" {
 		return errors.New("give at most one of --nodepools (a file) and --nodepools-configmap (namespace/name); with neither, the cluster's NodePools and EC2NodeClasses are used")
+	}
+	log := newLogger(o.logFormat, stderr, o.verbose, o.logLevel)
+	logging.RouteKlog(log)
+	for _, note := range o.inert {
+		log.Info("Karpenter setting has no effect here", "setting", note)
 	}
 	costModel, overlays, err := loadPrices(o)
 	if err != nil {

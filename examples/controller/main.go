@@ -161,6 +161,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	cluster, err := onCluster(o, os.Getenv)
+	if err != nil {
+		return err
+	}
 	o.setMemoryLimit()
 	var metrics *controller.Metrics
 	if o.metricsAddr != "" {
@@ -179,7 +183,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("unknown --planner %q (want disruption or emptiness)", o.planner)
 	}
-	if o.kubeconfig != "" || inCluster(o) {
+	if cluster {
 		logs := stderr
 		if o.logOutputPaths == "stdout" {
 			logs = stdout // LOG_OUTPUT_PATHS=stdout, Karpenter's default

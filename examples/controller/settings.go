@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -361,11 +360,37 @@ func envFlags() []envSetting {
 	return out
 }
 
-// inCluster reports whether the controller runs in a pod configured for a cluster: the
-// kubelet's KUBERNETES_SERVICE_HOST is set and a cluster name is given. Then in-cluster
-// configuration is the default; --kubeconfig is for running outside.
-func inCluster(o options) bool {
-	return o.kubeconfig == "" && os.Getenv("KUBERNETES_SERVICE_HOST") != "" && o.clusterName != ""
+// onCluster decides where the controller runs: on the cluster of --kubeconfig; in a pod
+// (the kubelet sets KUBERNETES_SERVICE_HOST) on its own cluster when given any cluster
+// setting (CLUSTER_NAME, --provider, … — any flag the simulation does not play), or in the
+// simulation when asked for one (--scenario, --scale); otherwise, in the simulation. A pod
+// given neither is an error: a Deployment missing its CLUSTER_NAME would otherwise play the
+// demo, exit 0 and be restarted for ever with nothing in its log to say why. Outside a pod,
+// cluster flags without --kubeconfig are refused by the simulation (simulate.go).
+func onCluster(o options, getenv func(string) string) (bool, error) {
+	if o.kubeconfig != "" {
+		return true, nil
+	}
+	if getenv("KUBERNETES_SERVICE_HOST") == "" {
+		return false, nil
+	}
+	var cluster []string
+	if o.lab.fs != nil {
+		o.lab.fs.Visit(func(f *flag.Flag) {
+			if !slices.Contains(simFlags, f.Name) {
+				cluster = append(cluster, "--"+f.Name)
+			}
+		})
+	}
+	switch {
+	case len(cluster) > 0:
+		return true, nil
+	case o.lab.given("scenario") || o.lab.given("scale"):
+		return false, nil
+	}
+	return false, errors.New("running in a pod (KUBERNETES_SERVICE_HOST is set) with no cluster settings: " +
+		"set CLUSTER_NAME (or --cluster-name) to run against this cluster, --provider kwok to run with no cloud, " +
+		"or --scenario to play the simulation in the pod")
 }
 
 // restConfig is the API client's configuration: --kubeconfig's, else the pod's service account
