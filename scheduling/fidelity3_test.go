@@ -151,3 +151,23 @@ func TestAntiAffinitySentenceCountsTheReplicas(t *testing.T) {
 		t.Errorf("Message = %q, want the counts %s", res.Unschedulable[0].Message, want)
 	}
 }
+
+// A preference never keeps a pod pending: a pod left unplaced both with its preferred terms
+// tried as requirements and without them is explained by what stops it without them. Before,
+// the 1000-CPU pod with a preferred affinity to the db pod read "pod affinity … requires
+// sharing a node with …" (the plan honouring the preference placed as many pods at the same
+// cost, so it was the one returned).
+func TestUnplacedReasonIsNeverAPreference(t *testing.T) {
+	in := onePool(all3())
+	in.Pods = apiServerShaped(slices.Concat(
+		replicas("db", 1, "1"),
+		replicas("huge", 1, "1000", func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+				Weight: 10, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: nodeplan.LabelHostname,
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}}}}
+		})))
+	res := solveAndCheck(t, in)
+	if len(res.Unschedulable) != 1 || res.Unschedulable[0].Code != scheduling.ReasonNoInstanceType {
+		t.Errorf("Solve() unplaced %s (%v); want the huge pod, for NoInstanceTypeFits", unplacedKeys(res), res.Unschedulable)
+	}
+}

@@ -87,7 +87,7 @@ func solveWithPreferences(ctx context.Context, in *Input) (Result, error) {
 				return Result{}, err
 			}
 			if placedCount(r) >= placedCount(base) && r.Cost <= base.Cost*(1+margin)+1e-12 {
-				return r, nil
+				return withBaseReasons(r, base), nil
 			}
 		}
 		if i == len(drops) {
@@ -95,6 +95,22 @@ func solveWithPreferences(ctx context.Context, in *Input) (Result, error) {
 		}
 		drops[i](&v)
 	}
+}
+
+// withBaseReasons gives each pod r leaves unplaced that the baseline (no preference honoured)
+// leaves unplaced too the baseline's reason: a preference never keeps a pod pending, so the
+// reason r gives — the preferred term it was tried with — is not the cause; the baseline's is.
+func withBaseReasons(r, base Result) Result {
+	why := make(map[string]Unschedulable, len(base.Unschedulable))
+	for _, u := range base.Unschedulable {
+		why[u.Pod] = u
+	}
+	for i, u := range r.Unschedulable {
+		if b, ok := why[u.Pod]; ok {
+			r.Unschedulable[i] = b
+		}
+	}
+	return r
 }
 
 func placedCount(r Result) int {
