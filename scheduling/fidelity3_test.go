@@ -152,6 +152,23 @@ func TestAntiAffinitySentenceCountsTheReplicas(t *testing.T) {
 	}
 }
 
+// A pod no node can take (it asks for more CPU than any type has) never binds, so it counts for
+// nobody's affinity. Two pods with required zone affinity to their own team label may then
+// start wherever they like: kube-scheduler binds them. Before, they were made to follow the
+// big pod, which also has the label, and were refused with it ("the pods it selects … could
+// not be placed"); Solve now solves again without it (withoutUnbindable).
+func TestAffinityIgnoresPodsThatNeverBind(t *testing.T) {
+	team := func(p *corev1.Pod) { p.Labels["team"] = "a" }
+	in := onePool(all3())
+	in.Pods = apiServerShaped(slices.Concat(
+		replicas("huge", 1, "1000", team),
+		replicas("web", 2, "1", team, affineToAll(nodeplan.LabelZone, map[string]string{"team": "a"}))))
+	res := solveAndCheck(t, in)
+	if len(res.Unschedulable) != 1 || res.Unschedulable[0].Code != scheduling.ReasonNoInstanceType {
+		t.Errorf("Solve() left %s unplaced; want only the huge pod, for NoInstanceTypeFits", unplacedKeys(res))
+	}
+}
+
 // A preference never keeps a pod pending: a pod left unplaced both with its preferred terms
 // tried as requirements and without them is explained by what stops it without them. Before,
 // the 1000-CPU pod with a preferred affinity to the db pod read "pod affinity … requires

@@ -23,11 +23,17 @@ const defaultImprovementRounds = 8
 // small inputs with existing room once more, filling that room largest pods first), then with
 // them as requirements, dropping one kind at a time, until a plan places as many pods at a
 // cost within Options.PreferenceMargin of the baseline's; it returns that plan or the baseline.
+// Where pods are left for reasons of their own beside pods left for a spread or an affinity,
+// withoutUnbindable (unbindable.go) solves once more without the first, which never bind.
 func Solve(ctx context.Context, in Input) (Result, error) {
 	if err := in.Validate(); err != nil {
 		return Result{}, err
 	}
-	return solveWithPreferences(ctx, &in)
+	res, err := solveWithPreferences(ctx, &in)
+	if err != nil {
+		return res, err
+	}
+	return withoutUnbindable(ctx, &in, res)
 }
 
 // solveOnce runs one solve with the given preferences treated as requirements. These are its
