@@ -65,7 +65,7 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	rep := newDisruptReport(res)
 	rep.Notices = append(rep.Notices, snap.notices...)
 	if format == "json" {
-		return writeJSON(out, rep)
+		return writeDocument(out, format, rep)
 	}
 	writeNoticesText(out, rep.Notices)
 	return rep.writeText(out, elapsed)
@@ -165,6 +165,7 @@ func readySince(n *corev1.Node) time.Time {
 // disruptReport is what disrupt -o json prints. Every slice is present and in the planner's
 // stable order.
 type disruptReport struct {
+	typeMeta
 	Commands []commandReport `json:"commands"`
 	Blocked  []blockedReport `json:"blocked"`
 	// Notices are assumptions made to build the inputs, as in provision's report.
@@ -190,6 +191,9 @@ type replacementReport struct {
 	Zone         string  `json:"zone"`
 	CapacityType string  `json:"capacityType"`
 	Price        float64 `json:"price"`
+	// Labels and Requirements are the NodeClaim's, as in provision's nodeClaims.
+	Labels       map[string]string   `json:"labels"`
+	Requirements []requirementReport `json:"requirements"`
 }
 
 // blockedReport is a managed node left alone, and why.
@@ -200,7 +204,7 @@ type blockedReport struct {
 }
 
 func newDisruptReport(res disruption.Result) disruptReport {
-	rep := disruptReport{Commands: []commandReport{}, Blocked: []blockedReport{}, Notices: []string{}}
+	rep := disruptReport{typeMeta: planType(kindDisruptionPlan), Commands: []commandReport{}, Blocked: []blockedReport{}, Notices: []string{}}
 	for _, c := range res.Commands {
 		cr := commandReport{
 			Action:       strings.ToLower(string(c.Action)),
@@ -217,6 +221,8 @@ func newDisruptReport(res disruption.Result) disruptReport {
 				Zone:         r.Offering.Zone,
 				CapacityType: string(r.Offering.CapacityType),
 				Price:        roundPrice(r.Offering.Price),
+				Labels:       nonNilMap(r.Labels),
+				Requirements: requirementsReport(r.Requirements),
 			})
 		}
 		rep.Commands = append(rep.Commands, cr)

@@ -103,21 +103,35 @@
 // summary with the cost over the lower bound no plan can beat; or, for disrupt, the commands and
 // the nodes that stay, with why.
 //
-// -o json prints, for provision:
+// -o json prints a document that says what it is: apiVersion plan.nodeplan.io/v1alpha1, and
+// kind ProvisionPlan or DisruptionPlan. Within an apiVersion fields are only added, never
+// renamed, removed or given another meaning; a change that would break a reader comes with a
+// new apiVersion. For provision:
 //
-//	{"nodeClaims": [{"nodePool", "instanceType", "zone", "capacityType", "price",
-//	                 "instanceTypeOptions": [names], "pods": ["namespace/name"]}],
+//	{"apiVersion": "plan.nodeplan.io/v1alpha1", "kind": "ProvisionPlan",
+//	 "nodeClaims": [{"nodePool", "instanceType", "zone", "capacityType", "price",
+//	                 "instanceTypeOptions": [names], "labels": {key: value},
+//	                 "requirements": [{"key", "operator", "values": [values], "minValues"}],
+//	                 "pods": ["namespace/name"]}],
 //	 "existingNodes": [{"node", "pods": ["namespace/name"]}],
 //	 "inFlightNodeClaims": [{"nodeClaim", "pods": ["namespace/name"]}],
 //	 "unschedulable": [{"pod", "code", "reason"}],
-//	 "totalPrice", "lowerBound", "solveSeconds"}
+//	 "totalPrice", "nodeCost", "lowerBound", "solveSeconds", "comparison", "notices": [sentences]}
 //
 // and for disrupt, where every managed node is in a command or in blocked:
 //
-//	{"commands": [{"action": "delete"|"replace", "reason", "nodes": [names],
-//	               "replacements": [{"instanceType", "zone", "capacityType", "price"}],
-//	               "pods": ["namespace/name"], "savings"}],
-//	 "blocked": [{"node", "code", "reason"}]}
+//	{"apiVersion": "plan.nodeplan.io/v1alpha1", "kind": "DisruptionPlan",
+//	 "commands": [{"action": "delete"|"replace", "reason", "nodes": [names],
+//	               "replacements": [{"instanceType", "zone", "capacityType", "price",
+//	                                 "labels", "requirements"}],
+//	               "pods": ["namespace/name"], "oneAtATime": [PDBs], "savings"}],
+//	 "blocked": [{"node", "code", "reason"}], "notices": [sentences]}
+//
+// A NodeClaim's labels are the ones the node gets (its pool's, and every requirement pinned to
+// one value); its requirements, in Karpenter's NodeClaim spec.requirements form (minValues
+// only when set), are what any of its instance type options satisfies, so the values left open
+// (a zone, a capacity type) are there too; zone and capacityType are the cheapest offering
+// among them, the one price counts.
 //
 // Prices are USD per hour; solveSeconds is the time spent inside the solver. Slices are never
 // null, and are in the solver's and planner's stable order.

@@ -85,7 +85,7 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 		return fmt.Errorf("re-planning from scratch: %w", err)
 	}
 	if format == "json" {
-		return writeJSON(out, rep)
+		return writeDocument(out, format, rep)
 	}
 	writeNoticesText(out, rep.Notices)
 	return rep.writeText(out, res)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +14,7 @@ import (
 // provisionReport is what provision -o json prints. Every slice is present (empty rather than
 // null) and in the solver's stable order.
 type provisionReport struct {
+	typeMeta
 	NodeClaims    []claimReport     `json:"nodeClaims"`
 	ExistingNodes []placementReport `json:"existingNodes"`
 	// InFlightNodeClaims are pending pods placed on NodeClaims launched but not registered.
@@ -44,7 +44,12 @@ type claimReport struct {
 	CapacityType        string   `json:"capacityType"`
 	Price               float64  `json:"price"`
 	InstanceTypeOptions []string `json:"instanceTypeOptions"`
-	Pods                []string `json:"pods"`
+	// Labels are what the node is labelled with (the pool's labels and every requirement
+	// pinned to one value); Requirements what any of its options must satisfy, the values
+	// still open included.
+	Labels       map[string]string   `json:"labels"`
+	Requirements []requirementReport `json:"requirements"`
+	Pods         []string            `json:"pods"`
 }
 
 // placementReport is pending pods placed on an existing node.
@@ -68,6 +73,7 @@ type unschedulableReport struct {
 
 func newProvisionReport(res scheduling.Result, elapsed time.Duration) provisionReport {
 	rep := provisionReport{
+		typeMeta:           planType(kindProvisionPlan),
 		NodeClaims:         []claimReport{},
 		ExistingNodes:      []placementReport{},
 		InFlightNodeClaims: []inFlightReport{},
@@ -86,6 +92,8 @@ func newProvisionReport(res scheduling.Result, elapsed time.Duration) provisionR
 			CapacityType:        string(c.Offering.CapacityType),
 			Price:               roundPrice(c.Offering.Price),
 			InstanceTypeOptions: nonNil(c.InstanceTypeOptions),
+			Labels:              nonNilMap(c.Labels),
+			Requirements:        requirementsReport(c.Requirements),
 			Pods:                nonNil(c.Pods),
 		})
 	}
@@ -109,12 +117,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // writeText prints the plan as tables for a person. res gives the per-pool reasons that the

@@ -139,9 +139,9 @@ func TestProvisionJSONShape(t *testing.T) {
 		got  []string
 		want []string
 	}{
-		{"top level", top, []string{"comparison", "existingNodes", "inFlightNodeClaims", "lowerBound", "nodeClaims", "nodeCost", "notices", "solveSeconds", "totalPrice", "unschedulable"}},
+		{"top level", top, []string{"apiVersion", "comparison", "existingNodes", "inFlightNodeClaims", "kind", "lowerBound", "nodeClaims", "nodeCost", "notices", "solveSeconds", "totalPrice", "unschedulable"}},
 		{"comparison", keysOf(v["comparison"]), []string{"currentCost", "currentNodes", "lowerBound", "replannedCost", "replannedNodes", "unplaced", "unpriced", "withPlanCost", "withPlanNodes"}},
-		{"nodeClaims", keysOf(v["nodeClaims"]), []string{"capacityType", "instanceType", "instanceTypeOptions", "nodePool", "pods", "price", "zone"}},
+		{"nodeClaims", keysOf(v["nodeClaims"]), []string{"capacityType", "instanceType", "instanceTypeOptions", "labels", "nodePool", "pods", "price", "requirements", "zone"}},
 		{"existingNodes", keysOf(v["existingNodes"]), []string{"node", "pods"}},
 		{"unschedulable", keysOf(v["unschedulable"]), []string{"code", "pod", "reason"}},
 	} {

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestDocumentType: every document says what it is, in the words doc.go promises to keep.
+func TestDocumentType(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		kind string
+	}{
+		{args([]string{"provision"}, pods, nodePools, catalog, ds, nodes), "ProvisionPlan"},
+		{args([]string{"disrupt"}, pods, nodes, nodePools, catalog, ds, pdbs, now), "DisruptionPlan"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			code, stdout, stderr := runPlan(t, append(slices.Clone(tc.args), "-o", "json"))
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var got struct{ APIVersion, Kind string }
+			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.APIVersion != "plan.nodeplan.io/v1alpha1" || got.Kind != tc.kind {
+				t.Errorf("apiVersion %q, kind %q; want plan.nodeplan.io/v1alpha1, %s", got.APIVersion, got.Kind, tc.kind)
+			}
+		})
+	}
+}
+
+// TestNodeClaimRequirementsShape: each new NodeClaim carries its labels and its requirements as
+// Karpenter's NodeClaim spec.requirements (key, operator, values), so a reader sees which value
+// of a multi-valued requirement the node gets and which stay open.
+func TestNodeClaimRequirementsShape(t *testing.T) {
+	code, stdout, stderr := runPlan(t, args([]string{"provision"}, pods, nodePools, catalog, ds, nodes, []string{"-o", "json"}))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		NodeClaims []struct {
+			NodePool     string
+			Labels       map[string]string
+			Requirements []map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.NodeClaims) == 0 {
+		t.Fatal("no nodeClaims; the example snapshot should launch some")
+	}
+	for i, c := range rep.NodeClaims {
+		if c.Labels["karpenter.sh/nodepool"] != c.NodePool {
+			t.Errorf("nodeClaims[%d].labels = %v; want karpenter.sh/nodepool: %s among them", i, c.Labels, c.NodePool)
+		}
+		if len(c.Requirements) == 0 {
+			t.Fatalf("nodeClaims[%d].requirements is empty", i)
+		}
+		var keys []string
+		for k := range c.Requirements[0] {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if diff := cmp.Diff([]string{"key", "operator", "values"}, keys); diff != "" {
+			t.Errorf("keys of nodeClaims[%d].requirements[0] (-want +got):\n%s", i, diff)
+		}
+	}
+}
