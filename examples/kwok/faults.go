@@ -85,8 +85,8 @@ func (p *Provider) Interruptions(ctx context.Context) ([]cloudprovider.Interrupt
 }
 
 // RepairPolicies implements [cloudprovider.Repairer]: a Node whose Ready condition has been
-// False or Unknown for 10 minutes is replaced (set nodeplan.io/kwok-ready=False on a Node to
-// see it).
+// False or Unknown for 10 minutes should be replaced (annotate a Node nodeplan.io/kwok-ready=
+// False to make it so, for a controller that repairs nodes).
 func (p *Provider) RepairPolicies() []cloudprovider.RepairPolicy {
 	return []cloudprovider.RepairPolicy{
 		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionFalse, TolerationDuration: 10 * time.Minute},
