@@ -16,7 +16,7 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-const disruptSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json]"
+const disruptSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json|yaml]"
 
 // disrupt runs the disruption planner on the snapshot and writes its plan to out.
 func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
@@ -33,7 +33,7 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	f.StringVar(&files.pdbs, "pdbs", "", "`FILE` of policy/v1 PodDisruptionBudgets (optional)")
 	f.StringVar(&nowFlag, "now", "", "the `TIME` budgets and ages are judged at, RFC 3339 (default: the current time)")
 	nodeCost := nodeCostFlag(f)
-	f.Var(&format, "o", "output `FORMAT`: text or json")
+	f.Var(&format, "o", "output `FORMAT`: text, json or yaml (the same document as json)")
 	var src sourceFlags
 	src.register(f, &files)
 	if err := f.parse(args); err != nil {
@@ -64,7 +64,7 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	}
 	rep := newDisruptReport(res)
 	rep.Notices = append(rep.Notices, snap.notices...)
-	if format == "json" {
+	if format == "json" || format == "yaml" {
 		return writeDocument(out, format, rep)
 	}
 	writeNoticesText(out, rep.Notices)

@@ -49,11 +49,11 @@
 // From files (a snapshot; file flags also replace single kinds of a live read):
 //
 //	go run ./examples/plan provision --pods pods.yaml --nodepools nodepools.yaml --catalog catalog.json \
-//		[--daemonsets ds.yaml] [--nodes nodes.yaml] [--node-cost 0.012] [-o text|json]
+//		[--daemonsets ds.yaml] [--nodes nodes.yaml] [--node-cost 0.012] [-o text|json|yaml]
 //
 //	go run ./examples/plan disrupt --pods pods.yaml --nodes nodes.yaml --nodepools nodepools.yaml \
 //		--catalog catalog.json [--daemonsets ds.yaml] [--pdbs pdbs.yaml] [--now 2026-11-22T10:00:00Z] \
-//		[--node-cost 0.012] [-o text|json]
+//		[--node-cost 0.012] [-o text|json|yaml]
 //
 // A node costs more than its instance: the EBS volumes of its pool's EC2NodeClass
 // (--ec2nodeclasses, or the cluster's; spec.blockDeviceMappings, 20Gi gp3 when there are none)
@@ -132,6 +132,8 @@
 // only when set), are what any of its instance type options satisfies, so the values left open
 // (a zone, a capacity type) are there too; zone and capacityType are the cheapest offering
 // among them, the one price counts.
+//
+// -o yaml prints the same document as YAML (keys sorted, as kubectl -o yaml prints them).
 //
 // Prices are USD per hour; solveSeconds is the time spent inside the solver. Slices are never
 // null, and are in the solver's and planner's stable order.

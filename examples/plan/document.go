@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/nodeplan/nodeplan"
 )
 
@@ -62,13 +64,21 @@ func nonNilMap(m map[string]string) map[string]string {
 	return m
 }
 
-// writeDocument prints v, a report, in a document format (json).
+// writeDocument prints v, a report, as JSON or YAML: the same document either way (the YAML is
+// the JSON converted, so its keys are sorted).
 func writeDocument(w io.Writer, format outputFormat, v any) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
+	case "yaml":
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encoding the plan as YAML: %w", err)
+		}
+		_, err = w.Write(data)
+		return err
 	}
 	return fmt.Errorf("output format %q is not a document format", format)
 }

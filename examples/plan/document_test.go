@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 )
 
 // TestDocumentType: every document says what it is, in the words doc.go promises to keep.
@@ -69,5 +70,50 @@ func TestNodeClaimRequirementsShape(t *testing.T) {
 		if diff := cmp.Diff([]string{"key", "operator", "values"}, keys); diff != "" {
 			t.Errorf("keys of nodeClaims[%d].requirements[0] (-want +got):\n%s", i, diff)
 		}
+	}
+}
+
+// TestYAMLIsTheJSONDocument: -o yaml is -o json's document, field for field, so either can be
+// read with the same promise.
+func TestYAMLIsTheJSONDocument(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"provision", args([]string{"provision"}, pods, nodePools, catalog, ds, nodes)},
+		{"disrupt", args([]string{"disrupt"}, pods, nodes, nodePools, catalog, ds, pdbs, now)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			decode := func(format string) map[string]any {
+				t.Helper()
+				code, stdout, stderr := runPlan(t, append(slices.Clone(tc.args), "-o", format))
+				if code != exitOK {
+					t.Fatalf("-o %s: exit %d: %s", format, code, stderr)
+				}
+				data := []byte(stdout)
+				if format == "yaml" {
+					if json.Valid(data) {
+						t.Fatalf("-o yaml printed JSON:\n%s", stdout)
+					}
+					var err error
+					if data, err = yaml.YAMLToJSON(data); err != nil {
+						t.Fatalf("-o yaml is not YAML: %v\n%s", err, stdout)
+					}
+				}
+				var v map[string]any
+				if err := json.Unmarshal(data, &v); err != nil {
+					t.Fatalf("-o %s: %v", format, err)
+				}
+				delete(v, "solveSeconds") // the time taken differs between runs
+				return v
+			}
+			want, got := decode("json"), decode("yaml")
+			if got["apiVersion"] != planAPIVersion || got["kind"] == "" {
+				t.Errorf("-o yaml: apiVersion %v, kind %v", got["apiVersion"], got["kind"])
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("-o yaml differs from -o json (-json +yaml):\n%s", diff)
+			}
+		})
 	}
 }
