@@ -238,7 +238,7 @@ func (rep disruptReport) writeText(w io.Writer, elapsed time.Duration) error {
 	var savings float64
 	if len(rep.Commands) > 0 {
 		fmt.Fprintf(tw, "COMMANDS\n")
-		fmt.Fprintf(tw, "ACTION\tREASON\tNODES\tREPLACEMENTS\tPODS\tSAVES $/H\n")
+		fmt.Fprintf(tw, "ACTION\tREASON\tNODES\tREPLACEMENTS\tPODS\tSAVES $/h\n")
 		for _, c := range rep.Commands {
 			var repl []string
 			for _, r := range c.Replacements {

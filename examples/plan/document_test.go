@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -115,5 +116,22 @@ func TestYAMLIsTheJSONDocument(t *testing.T) {
 				t.Errorf("-o yaml differs from -o json (-json +yaml):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPriceUnit: prices are per hour, "$/h", in every text table, as in the summary lines and
+// Karpenter's words; never "$/H".
+func TestPriceUnit(t *testing.T) {
+	for _, argv := range [][]string{
+		args([]string{"provision"}, pods, nodePools, catalog, ds, nodes),
+		args([]string{"disrupt"}, pods, nodes, nodePools, catalog, ds, pdbs, now),
+	} {
+		code, stdout, stderr := runPlan(t, argv)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", argv[0], code, stderr)
+		}
+		if strings.Contains(stdout, "$/H") || !strings.Contains(stdout, "$/h") {
+			t.Errorf("%s: want prices in $/h, never $/H:\n%s", argv[0], stdout)
+		}
 	}
 }

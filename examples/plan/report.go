@@ -125,7 +125,7 @@ func (rep provisionReport) writeText(w io.Writer, res scheduling.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if len(rep.NodeClaims) > 0 {
 		fmt.Fprintf(tw, "NEW NODES\n")
-		fmt.Fprintf(tw, "NODEPOOL\tINSTANCE TYPE\tZONE\tCAPACITY\t$/H\tPODS\tOTHER OPTIONS\n")
+		fmt.Fprintf(tw, "NODEPOOL\tINSTANCE TYPE\tZONE\tCAPACITY\t$/h\tPODS\tOTHER OPTIONS\n")
 		for _, c := range rep.NodeClaims {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.NodePool, c.InstanceType, c.Zone, c.CapacityType,
 				dollars(c.Price), len(c.Pods), otherOptions(c.InstanceType, c.InstanceTypeOptions))
