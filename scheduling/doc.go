@@ -197,7 +197,8 @@
 //     (families.go), priced by an integer knapsack (internal/knapsack, through families.go's
 //     pricer) on a simplex master (lp.go);
 //     its duals value the pods, and it proves the lower bound (bound.go);
-//   - placeOnBins and placeWith (place.go) fill existing room and partners' nodes;
+//   - placeOnBins and placeWith (place.go) fill existing room and partners' nodes, growing a
+//     partner's new node where its followers do not fit (grow.go);
 //   - packNewNodes (packing.go) plans each pool's new nodes: rounding the LP's patterns, a
 //     greedy packer (pack.go), a local search (improve.go), and on small plain pools a race
 //     with first-fit-decreasing (ffd.go), each packer working on a packing value;
