@@ -45,6 +45,9 @@ const (
 	// AnnotationDoNotDisrupt on a pod or node keeps graceful disruption away from it. On a pod the
 	// value is "true" or a duration counted from the pod's start (see [DoNotDisrupt]).
 	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
+	// AnnotationMinValuesRelaxed on a NodeClaim says its instance types fall short of its
+	// pool's minValues, launched anyway under MIN_VALUES_POLICY=BestEffort.
+	AnnotationMinValuesRelaxed = "karpenter.sh/nodeclaim-min-values-relaxed"
 
 	// TaintDisrupted is put on a node before it is drained, so no new pod lands on it.
 	TaintDisrupted = "karpenter.sh/disrupted"

@@ -188,3 +188,34 @@ func TestUnplacedReasonIsNeverAPreference(t *testing.T) {
 		t.Errorf("Solve() unplaced %s (%v); want the huge pod, for NoInstanceTypeFits", unplacedKeys(res), res.Unschedulable)
 	}
 }
+
+// Karpenter's MIN_VALUES_POLICY: Strict (the default) leaves pods pending when no claim can
+// offer minValues types; BestEffort launches with the types there are and annotates the claim.
+// The independent check holds each claim to its pool's minValues unless so relaxed.
+func TestMinValuesPolicy(t *testing.T) {
+	instanceType, _ := nodeplan.NewRequirement(nodeplan.LabelInstanceType, corev1.NodeSelectorOpExists)
+	instanceType.MinValues = 3
+	in := scheduling.Input{
+		InstanceTypes: []nodeplan.InstanceType{zonedType("small", "2", map[string]float64{"zone-a": 0.1}), zonedType("big", "4", map[string]float64{"zone-a": 0.2})},
+		NodePools: []nodeplan.NodePool{{Name: "default", Template: nodeplan.NodeClaimTemplate{Requirements: nodeplan.NewRequirements(instanceType)}}},
+		Pods:      apiServerShaped(replicas("web", 2, "500m")),
+	}
+	res := solveAndCheck(t, in)
+	if len(res.NodeClaims) != 0 || len(res.Unschedulable) != 2 || res.Unschedulable[0].Code != scheduling.ReasonMinValues {
+		t.Errorf("Strict: Solve() = %d claims, unschedulable %s; want both pods pending for minValues", len(res.NodeClaims), unplacedKeys(res))
+	}
+	in.Options.MinValues = scheduling.MinValuesBestEffort
+	res = solveAndCheck(t, in)
+	if len(res.Unschedulable) != 0 || len(res.NodeClaims) == 0 {
+		t.Fatalf("BestEffort: Solve() = %d claims, unschedulable %s; want every pod placed", len(res.NodeClaims), unplacedKeys(res))
+	}
+	for _, c := range res.NodeClaims {
+		if c.Annotations[nodeplan.AnnotationMinValuesRelaxed] != "true" || len(c.InstanceTypeOptions) != 2 {
+			t.Errorf("BestEffort claim: options %v, annotations %v; want both types and %s=true", c.InstanceTypeOptions, c.Annotations, nodeplan.AnnotationMinValuesRelaxed)
+		}
+	}
+	in.Options.MinValues = "Sometimes"
+	if _, err := scheduling.Solve(t.Context(), in); err == nil || !strings.Contains(err.Error(), "Options.MinValues") {
+		t.Errorf("Solve(MinValues=Sometimes) error = %v, want one naming Options.MinValues", err)
+	}
+}

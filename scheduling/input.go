@@ -119,10 +119,26 @@ const (
 	PreferencesRespect PreferencePolicy = "Respect"
 )
 
+// MinValuesPolicy says what a claim whose instance types cannot meet its pool's minValues
+// does: Karpenter's MIN_VALUES_POLICY.
+type MinValuesPolicy string
+
+const (
+	// MinValuesStrict never launches a claim short of minValues: it is split until each part
+	// meets them, and pods none can meet them for stay pending (ReasonMinValues). The default.
+	MinValuesStrict MinValuesPolicy = "Strict"
+	// MinValuesBestEffort launches such a claim with the types there are, its minValues
+	// lowered, and annotates it karpenter.sh/nodeclaim-min-values-relaxed=true, as Karpenter
+	// does.
+	MinValuesBestEffort MinValuesPolicy = "BestEffort"
+)
+
 // Options tune the solver. Every zero field means its default.
 type Options struct {
 	// Preferences; empty means PreferencesCostAware.
 	Preferences PreferencePolicy
+	// MinValues; empty means MinValuesStrict.
+	MinValues MinValuesPolicy
 	// PreferenceMargin is the extra cost, as a fraction of the plan's cost, that honouring
 	// preferences may add. Zero means 0.05 (5%); negative means honour only free preferences.
 	PreferenceMargin float64
@@ -184,6 +200,11 @@ func (in *Input) Validate() error {
 	case "", PreferencesCostAware, PreferencesIgnore, PreferencesRespect:
 	default:
 		errs = append(errs, fmt.Errorf("scheduling: Options.Preferences %q is not CostAware, Respect or Ignore", in.Options.Preferences))
+	}
+	switch in.Options.MinValues {
+	case "", MinValuesStrict, MinValuesBestEffort:
+	default:
+		errs = append(errs, fmt.Errorf("scheduling: Options.MinValues %q is not Strict or BestEffort", in.Options.MinValues))
 	}
 	errs = append(errs, in.Options.NodeCost.validate()...)
 	return errors.Join(errs...)

@@ -156,6 +156,8 @@ type launchBuilder struct {
 	key    []byte        // scratch for map keys
 	ids    []int         // scratch for a claim's groups
 	opts   []claimOption // scratch for a claim's options
+	// relaxed: the last options call fell short of minValues under MinValuesBestEffort.
+	relaxed bool
 }
 
 func (p *problem) newLaunchBuilder(st *packState) *launchBuilder {
@@ -287,6 +289,12 @@ func (lb *launchBuilder) newNodeClaim(c *claim) (NewNodeClaim, bool) {
 		Offering:     chosen.s.offerings[chosen.off],
 	}
 	out.Offering.Price = chosen.s.listPrices[chosen.off]
+	if lb.relaxed {
+		if out.Annotations == nil {
+			out.Annotations = map[string]string{}
+		}
+		out.Annotations[nodeplan.AnnotationMinValuesRelaxed] = "true"
+	}
 	return out, true
 }
 
@@ -360,15 +368,20 @@ func (lb *launchBuilder) options(c *claim, cands *candidates) ([]claimOption, bo
 	for len(opts) < maxTypes && next() {
 	}
 	n := len(opts)
+	lb.relaxed = false
 	for _, mv := range c.shape.pool.minValues {
 		// Extend the list until it has enough distinct values of the key; fail if all the
-		// options together do not.
+		// options together do not (under BestEffort, launch with what there is).
 		seen := map[string]bool{}
 		for _, o := range opts[:n] {
 			noteValue(seen, o.s.it.Labels, mv.Key)
 		}
 		for len(seen) < mv.MinValues {
 			if n == len(opts) && !next() {
+				if lb.p.in.Options.MinValues == MinValuesBestEffort {
+					lb.relaxed = true
+					break
+				}
 				lb.opts = opts
 				return nil, false
 			}

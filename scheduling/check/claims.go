@@ -51,7 +51,38 @@ func (c *checker) claims() {
 		}
 		c.claimRequirements(t, nc, np)
 		c.claimOptions(t, nc)
+		c.claimMinValues(t, nc, np)
 		c.claimOffering(t, nc)
+	}
+}
+
+// claimMinValues checks Karpenter's launch flexibility: for each requirement of the pool with
+// minValues, the claim's options have that many distinct values of its key — unless the
+// policy is BestEffort and the claim says it was relaxed.
+func (c *checker) claimMinValues(t *target, nc *scheduling.NewNodeClaim, np *nodeplan.NodePool) {
+	for _, r := range np.Template.Requirements.All() {
+		if r.MinValues <= 0 {
+			continue
+		}
+		values := map[string]bool{}
+		for _, name := range nc.InstanceTypeOptions {
+			if it := c.instanceType(nc.NodePool, name); it != nil {
+				v, ok := it.Labels[r.Key]
+				if r.Key == nodeplan.LabelInstanceType {
+					v, ok = it.Name, true
+				}
+				if ok {
+					values[v] = true
+				}
+			}
+		}
+		if len(values) >= r.MinValues {
+			continue
+		}
+		relaxed := nc.Annotations[nodeplan.AnnotationMinValuesRelaxed] == "true"
+		if c.in.Options.MinValues != scheduling.MinValuesBestEffort || !relaxed {
+			c.fail(RuleClaim, t.desc, "offers %d values of %s, fewer than its pool's minValues %d", len(values), r.Key, r.MinValues)
+		}
 	}
 }
 
