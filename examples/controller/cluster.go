@@ -151,6 +151,7 @@ func runCluster(ctx context.Context, o options, metrics *controller.Metrics, pla
 			CostModel: costModel, NodeOverlays: overlays, BootstrapTokens: tokens, CapacityBuffers: o.capacityBuffers,
 			NodeCost: scheduling.NodeCost{PerNode: o.nodeCost}, NodeClass: classes.Get,
 			BatchIdle: o.batchIdle, BatchMax: o.batchMax, Preferences: scheduling.PreferencePolicy(o.preferencePolicy),
+			MinValues:    scheduling.MinValuesPolicy(o.minValuesPolicy),
 			NoSpotToSpot: o.noSpotToSpot}
 		if err := c.Run(ctx); err != nil {
 			log.Error("controller stopped", "err", err)

@@ -26,7 +26,7 @@ var flagGroups = []flagGroup{
 		"leader-elect", "lease-namespace", "lease-name", "identity", "memory-limit"}},
 	{"AWS (with a cluster; credentials and region from the SDK's environment)", []string{"region", "interruption-queue", "isolated-vpc",
 		"vm-memory-overhead-percent", "ami-refresh-interval", "subnet-refresh-interval"}},
-	{"Planning and prices", []string{"planner", "preference-policy", "batch-idle-duration", "batch-max-duration",
+	{"Planning and prices", []string{"planner", "preference-policy", "min-values-policy", "batch-idle-duration", "batch-max-duration",
 		"node-cost", "cost-model", "nodeoverlays"}},
 	{"Observability", []string{"log-format", "log-level", "log-output-paths", "v", "metrics-addr",
 		"enable-profiling", "health-probe-addr"}},

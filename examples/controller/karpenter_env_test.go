@@ -71,6 +71,7 @@ func TestKarpenterEnv(t *testing.T) {
 		"MEMORY_LIMIT":               {"1073741824", func(o options) bool { return o.memoryLimit == 1<<30 }},
 		"METRICS_PORT":               {"8080", func(o options) bool { return o.metricsAddr == ":8080" }},
 		"PREFERENCE_POLICY":          {"Ignore", func(o options) bool { return o.preferencePolicy == "Ignore" }},
+		"MIN_VALUES_POLICY":          {"BestEffort", func(o options) bool { return o.minValuesPolicy == "BestEffort" }},
 		"VM_MEMORY_OVERHEAD_PERCENT": {"0.05", func(o options) bool { return o.vmMemoryOverhead == 0.05 && o.vmOverhead() == 0.05 }},
 		"FEATURE_GATES": {"NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=true",
 			func(o options) bool { return o.noSpotToSpot && o.capacityBuffers }},
@@ -80,7 +81,7 @@ func TestKarpenterEnv(t *testing.T) {
 	refused := map[string]string{
 		"DISABLE_CLUSTER_STATE_OBSERVABILITY": "true", "DISABLE_CONTROLLER_WARMUP": "false", "EKS_CONTROL_PLANE": "true",
 		"ENABLE_ZONAL_SHIFT": "true", "IGNORE_DRA_REQUESTS": "false", "LOG_ERROR_OUTPUT_PATHS": "/var/log/errors",
-		"MIN_VALUES_POLICY": "BestEffort", "RESERVED_ENIS": "1",
+		"RESERVED_ENIS": "1",
 	}
 	for _, e := range karpenterEnv {
 		t.Run(e.env, func(t *testing.T) {
@@ -142,6 +143,7 @@ func TestKarpenterEnvDefaults(t *testing.T) {
 func TestKarpenterEnvErrors(t *testing.T) {
 	for _, tc := range []struct{ env, value, want string }{
 		{"PREFERENCE_POLICY", "Sometimes", "PREFERENCE_POLICY"},
+		{"MIN_VALUES_POLICY", "Loose", "MIN_VALUES_POLICY"},
 		{"BATCH_MAX_DURATION", "ten", "BATCH_MAX_DURATION"},
 		{"DISABLE_LEADER_ELECTION", "maybe", "DISABLE_LEADER_ELECTION"},
 		{"FEATURE_GATES", "Drift=true", "unknown gate Drift"},

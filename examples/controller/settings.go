@@ -37,6 +37,7 @@ type settings struct {
 	batchIdle        time.Duration
 	batchMax         time.Duration
 	preferencePolicy string
+	minValuesPolicy  string
 	vmMemoryOverhead float64
 	memoryLimit      int64
 	enableProfiling  bool
@@ -85,7 +86,7 @@ var karpenterEnv = []envSetting{
 	{env: "LOG_OUTPUT_PATHS", flag: "log-output-paths"},
 	{env: "MEMORY_LIMIT", flag: "memory-limit"},
 	{env: "METRICS_PORT", flag: "metrics-addr", port: true},
-	{env: "MIN_VALUES_POLICY", def: "Strict", refused: "the solver always holds minValues strictly (it splits a claim that misses them, or leaves its pods pending); BestEffort is not supported"},
+	{env: "MIN_VALUES_POLICY", flag: "min-values-policy"},
 	{env: "PREFERENCE_POLICY", flag: "preference-policy"},
 	{env: "RESERVED_ENIS", def: "0", refused: "the EC2 provider has no reserved-ENI setting; set kubelet.maxPods in the EC2NodeClass to the pods your ENIs leave room for"},
 	{env: "SUBNET_REFRESH_INTERVAL", flag: "subnet-refresh-interval"},
@@ -129,6 +130,7 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.batchIdle, "batch-idle-duration", time.Second, "a provisioning batch closes once no new pending pod has appeared for this long")
 	fs.DurationVar(&s.batchMax, "batch-max-duration", 10*time.Second, "a provisioning batch closes this long after it opened, however fast pods arrive")
 	fs.StringVar(&s.preferencePolicy, "preference-policy", string(scheduling.PreferencesCostAware), "how solves treat preferences (preferred affinities, ScheduleAnyway spread): CostAware (honoured where they cost at most 5% more), Respect (Karpenter's default: always, relaxed only to place a pod) or Ignore")
+	fs.StringVar(&s.minValuesPolicy, "min-values-policy", string(scheduling.MinValuesStrict), "a claim whose instance types cannot meet its pool's minValues: Strict (split it, or leave its pods pending) or BestEffort (launch it with the types there are, annotated karpenter.sh/nodeclaim-min-values-relaxed)")
 	fs.Float64Var(&s.vmMemoryOverhead, "vm-memory-overhead-percent", ec2.DefaultVMMemoryOverhead, "the fraction of an instance type's memory the VM does not see (0.075 is 7.5%)")
 	fs.Int64Var(&s.memoryLimit, "memory-limit", -1, "the container's memory limit in `bytes`; the Go runtime's soft memory limit is set to 90% of it (-1: none)")
 	fs.BoolVar(&s.enableProfiling, "enable-profiling", false, "serve Go's pprof profiles under /debug/pprof/ on the metrics address")
@@ -258,6 +260,11 @@ func (s *settings) check() error {
 	case scheduling.PreferencesCostAware, scheduling.PreferencesRespect, scheduling.PreferencesIgnore:
 	default:
 		errs = append(errs, fmt.Errorf("--preference-policy %q (PREFERENCE_POLICY): want Respect, Ignore or CostAware", s.preferencePolicy))
+	}
+	switch scheduling.MinValuesPolicy(s.minValuesPolicy) {
+	case scheduling.MinValuesStrict, scheduling.MinValuesBestEffort:
+	default:
+		errs = append(errs, fmt.Errorf("--min-values-policy %q (MIN_VALUES_POLICY): want Strict or BestEffort", s.minValuesPolicy))
 	}
 	if !(s.vmMemoryOverhead >= 0 && s.vmMemoryOverhead < 1) {
 		errs = append(errs, fmt.Errorf("--vm-memory-overhead-percent %v (VM_MEMORY_OVERHEAD_PERCENT): want a fraction from 0 to below 1", s.vmMemoryOverhead))

@@ -104,6 +104,9 @@ type Controller struct {
 	// Preferences is how every solve, and the planner's simulations, treat soft constraints
 	// (Karpenter's PREFERENCE_POLICY); empty means scheduling's default, CostAware.
 	Preferences scheduling.PreferencePolicy
+	// MinValues is what a claim short of its pool's minValues does (Karpenter's
+	// MIN_VALUES_POLICY); empty means scheduling's default, Strict.
+	MinValues scheduling.MinValuesPolicy
 	// NoSpotToSpot forbids replacing a spot node by a spot node in consolidation
 	// (disruption.Options.SpotFlexibility < 0): Karpenter's SpotToSpotConsolidation=false.
 	NoSpotToSpot bool

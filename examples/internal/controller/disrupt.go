@@ -98,6 +98,7 @@ func (c *Controller) planInput(ctx context.Context, pools []nodeplan.NodePool) d
 	c.mu.Unlock()
 	in.PoolInstanceTypes, in.Options.Scheduling.NodeCost = c.instanceTypes(ctx, in.NodePools)
 	in.Options.Scheduling.Preferences = c.Preferences
+	in.Options.Scheduling.MinValues = c.MinValues
 	if c.NoSpotToSpot {
 		in.Options.SpotFlexibility = -1
 	}

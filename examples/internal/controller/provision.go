@@ -240,6 +240,7 @@ func (c *Controller) provision(ctx context.Context) {
 	scheduling.AttachLimits(in.Nodes, s.volumes.CSINodes)
 	in.PoolInstanceTypes, in.Options.NodeCost = c.instanceTypes(ctx, in.NodePools)
 	in.Options.Preferences = c.Preferences
+	in.Options.MinValues = c.MinValues
 	start := time.Now() // the solver's own cost, in real time even on a simulated clock
 	queue := c.Metrics.SchedulingStarted(len(in.Pods))
 	res, err := c.Solve(ctx, in)
