@@ -39,6 +39,9 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if format == "nodes" {
+		return usageErrorf("disrupt: -o nodes is provision's view; use -o text, json or yaml")
+	}
 	now := time.Now().UTC()
 	if nowFlag != "" {
 		t, err := time.Parse(time.RFC3339, nowFlag)

@@ -135,6 +135,23 @@
 //
 // -o yaml prints the same document as YAML (keys sorted, as kubectl -o yaml prints them).
 //
+// provision -o nodes is the plan for people, node by node as eks-node-viewer shows a cluster:
+// each new node with its pool, instance type, zone, capacity type and $/h, bars of the cpu and
+// memory its pods and DaemonSets request against what the type allocates, and its pods; each
+// existing node that receives pods (all its pods' requests against its status.allocatable,
+// the pods placed listed); the in-flight NodeClaims that receive pods; then the new nodes
+// together, their $/h against the lower bound, and the pods left unschedulable. It fits in 100
+// columns:
+//
+//	go run ./examples/plan provision --pods examples/plan/testdata/pods.yaml \
+//		--nodepools examples/plan/testdata/nodepools.yaml --catalog examples/plan/testdata/catalog.json \
+//		--daemonsets examples/plan/testdata/ds.yaml --nodes examples/plan/testdata/nodes.yaml -o nodes
+//
+//	default  r5.large    us-east-1c  spot       $0.0375/h  1 pod
+//	    cpu     [█████████████████░░░░░░░░░░░░░]   58%  1125m of 1930m
+//	    memory  [██████████████████████████░░░░]   86%  12.1Gi of 14.1Gi
+//	    pods    shop/cache-5d9f7b6c84-w9q2h
+//
 // Prices are USD per hour; solveSeconds is the time spent inside the solver. Slices are never
 // null, and are in the solver's and planner's stable order.
 package main

@@ -14,7 +14,7 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-const provisionSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--nodeclaims FILE] [--pvcs FILE --pvs FILE --storageclasses FILE] [--node-cost $/h] [--preference-policy Respect|CostAware|Ignore] [-o text|json|yaml]"
+const provisionSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--nodeclaims FILE] [--pvcs FILE --pvs FILE --storageclasses FILE] [--node-cost $/h] [--preference-policy Respect|CostAware|Ignore] [-o text|json|yaml|nodes]"
 
 // provision runs the solver on the snapshot and writes its plan to out.
 func provision(ctx context.Context, args []string, out, stderr io.Writer) error {
@@ -33,7 +33,7 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	f.StringVar(&files.storageClasses, "storageclasses", "", "`FILE` of storage.k8s.io/v1 StorageClasses, whose allowedTopologies give an unbound claim's zones (optional)")
 	nodeCost := nodeCostFlag(f)
 	prefs := preferenceFlag(f)
-	f.Var(&format, "o", "output `FORMAT`: text, json or yaml (the same document as json)")
+	f.Var(&format, "o", "output `FORMAT`: text, json, yaml (the same document as json) or nodes (each node with its utilisation, for people)")
 	var src sourceFlags
 	src.register(f, &files)
 	if err := f.parse(args); err != nil {
@@ -86,6 +86,9 @@ func provision(ctx context.Context, args []string, out, stderr io.Writer) error 
 	}
 	if format == "json" || format == "yaml" {
 		return writeDocument(out, format, rep)
+	}
+	if format == "nodes" {
+		return writeNodesView(out, rep, res, in)
 	}
 	writeNoticesText(out, rep.Notices)
 	return rep.writeText(out, res)

@@ -26,7 +26,7 @@ const (
 const maxErrorLines = 10
 
 const usage = `usage:
-  plan provision (--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--nodeclaims FILE] [--pvcs FILE --pvs FILE --storageclasses FILE] [--node-cost $/h] [--preference-policy Respect|CostAware|Ignore] [-o text|json|yaml]
+  plan provision (--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--nodeclaims FILE] [--pvcs FILE --pvs FILE --storageclasses FILE] [--node-cost $/h] [--preference-policy Respect|CostAware|Ignore] [-o text|json|yaml|nodes]
   plan catalog [--kubeconfig FILE | --current-context] [--region REGION] [--offline] > catalog.json
   plan watch (--kubeconfig FILE | --current-context) [--interval 1m] [--metrics-addr :9090] [-v]
   plan disrupt (--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json|yaml]
@@ -125,11 +125,11 @@ func (f *outputFormat) String() string { return string(*f) }
 
 func (f *outputFormat) Set(s string) error {
 	switch s {
-	case "text", "json", "yaml":
+	case "text", "json", "yaml", "nodes":
 		*f = outputFormat(s)
 		return nil
 	}
-	return fmt.Errorf("%q is not text, json or yaml", s)
+	return fmt.Errorf("%q is not text, json, yaml or nodes", s)
 }
 
 // flags is a subcommand's flag set. Parse errors come back as one-line errors rather than

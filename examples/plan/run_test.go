@@ -184,7 +184,7 @@ func TestBadInput(t *testing.T) {
 			[]string{"file " + bad("pods-quantity.yaml"), "file " + bad("catalog-price.json")}},
 		{"missing flag", []string{"provision", "--pods", "testdata/pods.yaml"}, []string{"plan: provision: missing --nodepools"}},
 		{"unknown flag", args([]string{"provision", "--podz", "x"}), []string{"plan: provision: flag provided but not defined: -podz"}},
-		{"bad output format", args([]string{"provision"}, pods, nodePools, catalog, []string{"-o", "xml"}), []string{`"xml" is not text, json or yaml`}},
+		{"bad output format", args([]string{"provision"}, pods, nodePools, catalog, []string{"-o", "xml"}), []string{`"xml" is not text, json, yaml or nodes`}},
 		{"extra argument", args([]string{"provision"}, pods, nodePools, catalog, []string{"now"}), []string{`unexpected argument "now"`}},
 		{"unknown command", []string{"consolidate"}, []string{`plan: unknown command "consolidate"`}},
 		{"no command", nil, []string{"usage:"}},
