@@ -54,11 +54,11 @@ type message struct {
 func (s *Server) SendMessage(url, body string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.enqueue(url, body)
+	return s.queues.enqueue(url, body)
 }
 
-func (s *Server) enqueue(url, body string) string {
-	q := &s.queues
+// enqueue adds a message to the queue at url, made on first use, and returns its id.
+func (q *queueState) enqueue(url, body string) string {
 	if q.queues == nil {
 		q.queues = map[string][]*message{}
 	}
@@ -78,18 +78,18 @@ func (s *Server) QueueLength(url string) int {
 // SendSpotInterruption queues the EventBridge event EC2 sends two minutes before reclaiming a
 // spot instance.
 func (s *Server) SendSpotInterruption(url, instanceID string) string {
-	return s.SendMessage(url, s.ec2Event("EC2 Spot Instance Interruption Warning",
+	return s.SendMessage(url, ec2Event(s.now(), "EC2 Spot Instance Interruption Warning",
 		map[string]string{"instance-id": instanceID, "instance-action": "terminate"}, instanceID))
 }
 
 // SendStateChange queues an "EC2 Instance State-change Notification" event.
 func (s *Server) SendStateChange(url, instanceID, state string) string {
-	return s.SendMessage(url, s.ec2Event("EC2 Instance State-change Notification", map[string]string{"instance-id": instanceID, "state": state}, instanceID))
+	return s.SendMessage(url, ec2Event(s.now(), "EC2 Instance State-change Notification", map[string]string{"instance-id": instanceID, "state": state}, instanceID))
 }
 
 // SendRebalanceRecommendation queues an "EC2 Instance Rebalance Recommendation" event.
 func (s *Server) SendRebalanceRecommendation(url, instanceID string) string {
-	return s.SendMessage(url, s.ec2Event("EC2 Instance Rebalance Recommendation", map[string]string{"instance-id": instanceID}, instanceID))
+	return s.SendMessage(url, ec2Event(s.now(), "EC2 Instance Rebalance Recommendation", map[string]string{"instance-id": instanceID}, instanceID))
 }
 
 // SendScheduledChange queues an AWS Health scheduled-change event for the instance, starting at start.
@@ -103,10 +103,11 @@ func (s *Server) SendScheduledChange(url, instanceID string, start time.Time) st
 	return s.SendMessage(url, string(b))
 }
 
-func (s *Server) ec2Event(detailType string, detail map[string]string, instanceID string) string {
+// ec2Event is an EventBridge EC2 event at time now, as the interruption queue receives it.
+func ec2Event(now time.Time, detailType string, detail map[string]string, instanceID string) string {
 	b, _ := json.Marshal(map[string]any{
 		"version": "0", "id": fmt.Sprintf("evt-%s-%d", instanceID, len(detailType)), "detail-type": detailType, "source": "aws.ec2",
-		"account": "123456789012", "time": s.now().UTC().Format(time.RFC3339), "region": DefaultRegion,
+		"account": "123456789012", "time": now.UTC().Format(time.RFC3339), "region": DefaultRegion,
 		"resources": []string{"arn:aws:ec2:" + DefaultRegion + ":123456789012:instance/" + instanceID}, "detail": detail,
 	})
 	return string(b)
@@ -167,7 +168,7 @@ func (s *Server) sendMessage(r *Request) (any, error) {
 	if err := json.Unmarshal(r.Body, &in); err != nil {
 		return nil, &APIError{Code: "InvalidParameterValue", Message: err.Error()}
 	}
-	id := s.enqueue(in.QueueUrl, in.MessageBody)
+	id := s.queues.enqueue(in.QueueUrl, in.MessageBody)
 	return map[string]string{"MessageId": id, "MD5OfMessageBody": md5Hex(in.MessageBody)}, nil
 }
 
