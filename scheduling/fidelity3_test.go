@@ -197,8 +197,8 @@ func TestMinValuesPolicy(t *testing.T) {
 	instanceType.MinValues = 3
 	in := scheduling.Input{
 		InstanceTypes: []nodeplan.InstanceType{zonedType("small", "2", map[string]float64{"zone-a": 0.1}), zonedType("big", "4", map[string]float64{"zone-a": 0.2})},
-		NodePools: []nodeplan.NodePool{{Name: "default", Template: nodeplan.NodeClaimTemplate{Requirements: nodeplan.NewRequirements(instanceType)}}},
-		Pods:      apiServerShaped(replicas("web", 2, "500m")),
+		NodePools:     []nodeplan.NodePool{{Name: "default", Template: nodeplan.NodeClaimTemplate{Requirements: nodeplan.NewRequirements(instanceType)}}},
+		Pods:          apiServerShaped(replicas("web", 2, "500m")),
 	}
 	res := solveAndCheck(t, in)
 	if len(res.NodeClaims) != 0 || len(res.Unschedulable) != 2 || res.Unschedulable[0].Code != scheduling.ReasonMinValues {

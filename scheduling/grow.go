@@ -2,7 +2,7 @@ package scheduling
 
 import "slices"
 
-// growForFollower gives the pods of g that no node of the group it follows had room for
+// forFollower (growForFollower) gives the pods of g that no node of the group it follows had room for
 // (placeWith) a larger node: it changes one of h's new claims, in claim order, to the cheapest
 // type of its pool that holds its pods and as many more of g's as it can — every pod already
 // there keeps its node, so every pod that follows one of them keeps its partner. Only the
@@ -12,7 +12,8 @@ import "slices"
 // kube-scheduler binds a pod with hostname affinity onto any node holding a pod it selects;
 // without this, a follower whose partner's node the packer filled was refused, and with it
 // every pod that in turn follows it (the chains of Karpenter's benchmark mix).
-func (p *problem) growForFollower(st *packState, g, h *group) {
+func (gr grower) forFollower(g, h *group) {
+	st := gr.st
 	for _, c := range st.claims {
 		if st.remaining[g.id] == 0 {
 			return
@@ -20,7 +21,7 @@ func (p *problem) growForFollower(st *packState, g, h *group) {
 		if placedOf(c.placed, h.id) == 0 {
 			continue
 		}
-		best := p.bestGrowth(st, c, g)
+		best := gr.best(c, g)
 		if best.s == nil {
 			continue
 		}
@@ -35,6 +36,12 @@ func (p *problem) growForFollower(st *packState, g, h *group) {
 	}
 }
 
+// grower grows the new claims of one packing (growForFollower's steps).
+type grower struct {
+	p  *problem
+	st *packState
+}
+
 // growth is a type claim c could grow to: the shape, its offerings left, and how many of the
 // follower's pods it then holds.
 type growth struct {
@@ -44,10 +51,11 @@ type growth struct {
 	price float64
 }
 
-// bestGrowth is the cheapest shape of c's pool that holds c's pods and the most of g's pods up
+// best is the cheapest shape of c's pool that holds c's pods and the most of g's pods up
 // to all it has left, with an offering in a zone c could already be in; s is nil when none
 // holds one more.
-func (p *problem) bestGrowth(st *packState, c *claim, g *group) growth {
+func (gr grower) best(c *claim, g *group) growth {
+	st := gr.st
 	pl := c.shape.pool
 	zones := map[string]bool{}
 	for i, o := range c.shape.offerings {
@@ -60,7 +68,7 @@ func (p *problem) bestGrowth(st *packState, c *claim, g *group) growth {
 		if s == c.shape || !c.used.fitsIn(s.alloc) {
 			continue
 		}
-		mask, ok := p.maskOnShape(s, c.placed, g)
+		mask, ok := gr.maskOnShape(s, c.placed, g)
 		if !ok {
 			continue
 		}
@@ -93,7 +101,8 @@ func (p *problem) bestGrowth(st *packState, c *claim, g *group) growth {
 
 // maskOnShape is the offerings of s on which every group of placed and g may go together (the
 // checks packing makes when a group joins a node), and whether there are any.
-func (p *problem) maskOnShape(s *shape, placed []placement, g *group) (uint64, bool) {
+func (gr grower) maskOnShape(s *shape, placed []placement, g *group) (uint64, bool) {
+	p := gr.p
 	mask := ^uint64(0)
 	all := append(slices.Clone(placed), placement{g: g.id})
 	for i, x := range all {

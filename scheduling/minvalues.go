@@ -11,8 +11,9 @@ package scheduling
 // node with another (hostname self-affinity, a group that follows another onto its nodes, a
 // pending partner) — and only in a pool without limits: every new node would take from the
 // slack that claimGrowth already shared among the planned claims' fallbacks.
-func (p *problem) splitForMinValues(st *packState, lb *launchBuilder, c *claim) (parts []*claim, left []placement) {
-	if !p.splittable(c) {
+func (lb *launchBuilder) splitForMinValues(st *packState, c *claim) (parts []*claim, left []placement) {
+	p := lb.p
+	if !lb.splittable(c) {
 		return nil, c.placed
 	}
 	var cur *claim
@@ -59,7 +60,8 @@ func (p *problem) splitForMinValues(st *packState, lb *launchBuilder, c *claim) 
 
 // splittable reports whether c's pods may go to separate nodes of an unlimited pool (see
 // splitForMinValues).
-func (p *problem) splittable(c *claim) bool {
+func (lb *launchBuilder) splittable(c *claim) bool {
+	p := lb.p
 	pl := c.shape.pool
 	if pl.nodeLimit >= 0 || anyTrue(pl.limited) {
 		return false

@@ -124,7 +124,7 @@ func (p *problem) rejectMinValues(st *packState) []NewNodeClaim {
 			kept = append(kept, c)
 			continue
 		}
-		parts, left := p.splitForMinValues(st, lb, c)
+		parts, left := lb.splitForMinValues(st, c)
 		kept = append(kept, parts...)
 		for _, x := range left {
 			st.remaining[x.g] += x.k

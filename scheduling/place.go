@@ -118,7 +118,7 @@ func (p *problem) placeWithOnce(st *packState) {
 			st.remaining[g.id] -= k
 		}
 		if st.remaining[g.id] > 0 {
-			p.growForFollower(st, g, h)
+			grower{p, st}.forFollower(g, h)
 		}
 	}
 }

@@ -323,7 +323,7 @@ func (p *problem) splitSpreads(active, check []*spreadFam, running []existingPod
 			for _, m := range free {
 				m.free = m.Free()
 			}
-			if try > 0 || !p.resolveUncertain(key, fams, slices.Concat(movers, carriers, free)) {
+			if try > 0 || !(uncertain{p, key, fams}).resolve(slices.Concat(movers, carriers, free)) {
 				break
 			}
 		}
@@ -643,7 +643,14 @@ func (p *problem) slack(f *spreadFam) bool {
 	return hi+n-f.Minimum(f.Base) <= f.s.MaxSkew
 }
 
-// resolveUncertain makes sure of the counts a stuck member met. A family counts a pod "maybe"
+// uncertain is one split's families over key, whose uncertain counts resolve makes sure of.
+type uncertain struct {
+	p    *problem
+	key  string
+	fams []*spreadFam
+}
+
+// resolve (resolveUncertain) makes sure of the counts a stuck member met. A family counts a pod "maybe"
 // when the pod may land on nodes its carriers' node selection (nodeAffinityPolicy Honor) does
 // not admit: such pods count in a domain's high count and not in its low one, and a carrier
 // whose own pods the family does not count meets a minimum of 0 against every domain's high
@@ -656,7 +663,8 @@ func (p *problem) slack(f *spreadFam) bool {
 // domains over key there. It reports whether it narrowed any: the split is then done again,
 // with those pods counted surely. A plan may choose the nodes of pods that do not care; the
 // narrowing is only ever for a carrier the split would otherwise refuse.
-func (p *problem) resolveUncertain(key string, fams []*spreadFam, ms []*spreadMember) bool {
+func (u uncertain) resolve(ms []*spreadMember) bool {
+	p, fams := u.p, u.fams
 	var unsure []*spreadFam
 	for _, m := range ms {
 		if !m.Stuck || m.Left == 0 {
@@ -675,7 +683,7 @@ func (p *problem) resolveUncertain(key string, fams []*spreadFam, ms []*spreadMe
 				continue
 			}
 			alts := narrowedAlts(g.alts, countedAlts(f.rep, f.s))
-			if len(alts) == 0 || !p.keepsDomains(g, alts, key) {
+			if len(alts) == 0 || !u.keepsDomains(g, alts) {
 				continue
 			}
 			g.alts = alts
@@ -688,7 +696,8 @@ func (p *problem) resolveUncertain(key string, fams []*spreadFam, ms []*spreadMe
 
 // keepsDomains reports whether g, its alternatives narrowed to alts, can still go to every
 // domain over key it could go to (its pinned one, if pinned).
-func (p *problem) keepsDomains(g *group, alts []nodeplan.Requirements, key string) bool {
+func (u uncertain) keepsDomains(g *group, alts []nodeplan.Requirements) bool {
+	p, key := u.p, u.key
 	now := p.domains(g, key)
 	if v := pinnedTo(g, key); v != "" {
 		now = map[string]float64{v: 0}

@@ -51,15 +51,15 @@ func (c *checker) claims() {
 		}
 		c.claimRequirements(t, nc, np)
 		c.claimOptions(t, nc)
-		c.claimMinValues(t, nc, np)
 		c.claimOffering(t, nc)
 	}
 }
 
-// claimMinValues checks Karpenter's launch flexibility: for each requirement of the pool with
-// minValues, the claim's options have that many distinct values of its key — unless the
-// policy is BestEffort and the claim says it was relaxed.
-func (c *checker) claimMinValues(t *target, nc *scheduling.NewNodeClaim, np *nodeplan.NodePool) {
+// minValuesOf checks Karpenter's launch flexibility (claimOptions): for each requirement of
+// the pool with minValues, the claim's options have that many distinct values of its key —
+// unless the policy is BestEffort and the claim says it was relaxed. It returns what is wrong.
+func minValuesOf(c *checker, nc *scheduling.NewNodeClaim, np *nodeplan.NodePool) []string {
+	var wrong []string
 	for _, r := range np.Template.Requirements.All() {
 		if r.MinValues <= 0 {
 			continue
@@ -81,9 +81,10 @@ func (c *checker) claimMinValues(t *target, nc *scheduling.NewNodeClaim, np *nod
 		}
 		relaxed := nc.Annotations[nodeplan.AnnotationMinValuesRelaxed] == "true"
 		if c.in.Options.MinValues != scheduling.MinValuesBestEffort || !relaxed {
-			c.fail(RuleClaim, t.desc, "offers %d values of %s, fewer than its pool's minValues %d", len(values), r.Key, r.MinValues)
+			wrong = append(wrong, fmt.Sprintf("offers %d values of %s, fewer than its pool's minValues %d", len(values), r.Key, r.MinValues))
 		}
 	}
+	return wrong
 }
 
 // closed says why nothing may be launched for a NodePool, or "" when it may: Karpenter's
@@ -203,6 +204,11 @@ func (c *checker) claimOptions(t *target, nc *scheduling.NewNodeClaim) {
 			c.fail(RuleOrder, t.desc, "option %s ($%g) comes after %s ($%g); options go cheapest first", name, o.Price, prevName, prev)
 		}
 		prev, prevName = o.Price, name
+	}
+	if np := c.pools[nc.NodePool]; np != nil {
+		for _, w := range minValuesOf(c, nc, np) {
+			c.fail(RuleClaim, t.desc, "%s", w)
+		}
 	}
 	sum := corev1.ResourceList{}
 	for _, k := range nc.Pods {
