@@ -18,6 +18,12 @@
 //     the pool's nodes under a budget), TestCapacityBufferKeepsRoom (a CapacityBuffer's room kept
 //     free), TestAdoptKarpenterCluster (nodes made as Karpenter makes them, taken over with
 //     Adopt).
+//   - The kwok tests (kwok_test.go, kwok_command_test.go): the kwok provider (examples/kwok),
+//     whose instances are Node objects and whose kubelets it plays, with no simulated cloud.
+//     TestKwokProvider (a launch's Node, Ready, a bound pod run, Delete under the termination
+//     finalizer), TestKwokController (scale 0 → 5 → `delete node` → 0 with the controller
+//     in-process), TestKwokControllerCommand (the controller program built and run with
+//     --kubeconfig --provider kwok against the lab's NodePool applied to the API server).
 //
 // Each world has its own namespace and installation name, and cleans up after itself (every
 // Node, NodeClaim and instance gone), so the tests share one control plane one after another.

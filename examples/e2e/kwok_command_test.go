@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,9 +22,9 @@ import (
 )
 
 // TestKwokControllerCommand runs the controller program as a user would on a cluster with no
-// cloud — `controller --kubeconfig FILE --provider kwok` — against the real kube-apiserver and
-// kube-scheduler: a pending pod gets a NodeClaim whose kwok Node the program's own kubelets
-// report Ready, and the pod runs there. (TestKwokController covers the rest of the lifecycle
+// cloud — the lab's NodePool applied, then `controller --kubeconfig FILE --provider kwok` —
+// against the real kube-apiserver and kube-scheduler: a pending pod gets a NodeClaim whose
+// kwok Node the program's own kubelets report Ready, and the pod runs there. (TestKwokController covers the rest of the lifecycle
 // in-process.)
 func TestKwokControllerCommand(t *testing.T) {
 	cp := startControlPlane(t)
@@ -46,15 +45,20 @@ func TestKwokControllerCommand(t *testing.T) {
 	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	pools := filepath.Join(dir, "nodepools.yaml")
-	if err := os.WriteFile(pools, sim.NodePoolsYAML(), 0o600); err != nil {
+	// kubectl apply -f nodepool.yaml: the lab's NodePool and EC2NodeClass, watched by the
+	// controller as on kind.
+	if err := sim.Apply(ctx, dyn, sim.NodePoolsYAML()); err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		_ = dyn.Resource(controller.NodePoolGVR).Delete(ctx, "default", metav1.DeleteOptions{})
+		_ = dyn.Resource(controller.EC2NodeClassGVR).Delete(ctx, "default", metav1.DeleteOptions{})
+	}()
 
 	const installation = "kwok-command"
 	var logs strings.Builder
 	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--provider", "kwok", "--kwok-ready-after", "1s",
-		"--nodepools", pools, "--installation", installation, "--lease-name", installation, "--log-format", "text")
+		"--installation", installation, "--lease-name", installation, "--log-format", "text")
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
