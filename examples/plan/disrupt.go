@@ -65,7 +65,7 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 		}
 		return badInput{fmt.Errorf("the planner rejected the input: %w", err)}
 	}
-	rep := newDisruptReport(res)
+	rep := newDisruptReport(res, in.Options.Scheduling.NodeCost)
 	rep.Notices = append(rep.Notices, snap.notices...)
 	if format == "json" || format == "yaml" {
 		return writeDocument(out, format, rep)
@@ -185,7 +185,15 @@ type commandReport struct {
 	// OneAtATime are the PDBs with several of a node's pods: the drain evicts them one at a
 	// time, each when the PDB allows it again.
 	OneAtATime []string `json:"oneAtATime"`
-	Savings    float64  `json:"savings"` // $/h
+	// Price is the $/h of Nodes; ReplacementPrice the replacements' at the offerings planned
+	// (node costs included on both sides); Savings the difference, negative when the
+	// replacements are dearer. ReplacementWorstCase is the replacements at the dearest
+	// offering any of their options could launch at: the price the planner judged the command
+	// by, so a saving holds whatever the cloud picks.
+	Price                float64 `json:"price"`
+	ReplacementPrice     float64 `json:"replacementPrice"`
+	ReplacementWorstCase float64 `json:"replacementWorstCase"`
+	Savings              float64 `json:"savings"`
 }
 
 // replacementReport is a node launched in place of removed ones, costed at its cheapest option.
@@ -206,17 +214,22 @@ type blockedReport struct {
 	Reason string `json:"reason"`
 }
 
-func newDisruptReport(res disruption.Result) disruptReport {
+// newDisruptReport reports res, whose planner was given nodeCost.
+func newDisruptReport(res disruption.Result, nodeCost scheduling.NodeCost) disruptReport {
 	rep := disruptReport{typeMeta: planType(kindDisruptionPlan), Commands: []commandReport{}, Blocked: []blockedReport{}, Notices: []string{}}
 	for _, c := range res.Commands {
+		cost := costOf(c, nodeCost)
 		cr := commandReport{
-			Action:       strings.ToLower(string(c.Action)),
-			Reason:       string(c.Reason),
-			Nodes:        nonNil(c.Nodes),
-			Replacements: []replacementReport{},
-			Pods:         nonNil(c.Pods),
-			OneAtATime:   nonNil(c.OneAtATime),
-			Savings:      roundPrice(c.Savings),
+			Action:               strings.ToLower(string(c.Action)),
+			Reason:               string(c.Reason),
+			Nodes:                nonNil(c.Nodes),
+			Replacements:         []replacementReport{},
+			Pods:                 nonNil(c.Pods),
+			OneAtATime:           nonNil(c.OneAtATime),
+			Price:                roundPrice(cost.Price),
+			ReplacementPrice:     roundPrice(cost.Planned),
+			ReplacementWorstCase: roundPrice(cost.WorstCase),
+			Savings:              roundPrice(cost.Savings),
 		}
 		for _, r := range c.Replacements {
 			cr.Replacements = append(cr.Replacements, replacementReport{
@@ -253,6 +266,12 @@ func (rep disruptReport) writeText(w io.Writer, elapsed time.Duration) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", c.Action, c.Reason, strings.Join(c.Nodes, ", "), replText, len(c.Pods), dollars(c.Savings))
 			savings += c.Savings
+		}
+		for _, c := range rep.Commands {
+			if c.ReplacementWorstCase-c.ReplacementPrice >= 0.00005 {
+				fmt.Fprintf(tw, "%s: replacements %s/h as planned, %s/h at the dearest offering their options could launch at (the price the plan was judged by)\n",
+					strings.Join(c.Nodes, ", "), dollars(c.ReplacementPrice), dollars(c.ReplacementWorstCase))
+			}
 		}
 		for _, c := range rep.Commands {
 			for _, pdb := range c.OneAtATime {

@@ -124,8 +124,17 @@
 //	 "commands": [{"action": "delete"|"replace", "reason", "nodes": [names],
 //	               "replacements": [{"instanceType", "zone", "capacityType", "price",
 //	                                 "labels", "requirements"}],
-//	               "pods": ["namespace/name"], "oneAtATime": [PDBs], "savings"}],
+//	               "pods": ["namespace/name"], "oneAtATime": [PDBs], "price",
+//	               "replacementPrice", "replacementWorstCase", "savings"}],
 //	 "blocked": [{"node", "code", "reason"}], "notices": [sentences]}
+//
+// A command's price is what its nodes cost now, replacementPrice its replacements at the
+// offerings planned (node costs on both sides), and savings the difference, negative when the
+// replacements are dearer: the figure the controller logs and counts, and the one disrupt's
+// and watch's text and watch's would-save gauge report. replacementWorstCase prices the
+// replacements at the dearest offering their options could launch at, the bar the planner
+// judged the command by so its saving holds whatever the cloud picks; the text names it when it
+// differs.
 //
 // A NodeClaim's labels are the ones the node gets (its pool's, and every requirement pinned to
 // one value); its requirements, in Karpenter's NodeClaim spec.requirements form (minValues

@@ -215,10 +215,13 @@ func shadowPass(ctx context.Context, cfg watchConfig, st *shadowState, pass int,
 	if err != nil {
 		return fmt.Errorf("re-planning from scratch: %w", err)
 	}
-	dis, err := disruption.Plan(ctx, disruptionInput(snap, cfg.now().UTC(), cfg.nodeCost))
+	disIn := disruptionInput(snap, cfg.now().UTC(), cfg.nodeCost)
+	dis, err := disruption.Plan(ctx, disIn)
 	if err != nil {
 		return fmt.Errorf("disruption plan: %w", err)
 	}
+	// Replacements at the offerings planned, as the controller reports them (costOf).
+	wouldSave := totalSavings(dis, disIn.Options.Scheduling.NodeCost)
 	var wouldDisrupt int
 	for _, c := range dis.Commands {
 		wouldDisrupt += len(c.Nodes)
@@ -230,7 +233,7 @@ func shadowPass(ctx context.Context, cfg watchConfig, st *shadowState, pass int,
 	m.wouldLaunchNodes.Set(float64(len(plan.NodeClaims)))
 	m.wouldLaunchCost.Set(plan.Cost)
 	m.wouldDisruptNodes.Set(float64(wouldDisrupt))
-	m.wouldSave.Set(dis.Savings)
+	m.wouldSave.Set(wouldSave)
 	m.incumbentLaunched.Add(float64(len(launched)))
 	m.incumbentRemoved.Add(float64(len(removed)))
 	if cmp != nil {
@@ -254,20 +257,21 @@ func shadowPass(ctx context.Context, cfg watchConfig, st *shadowState, pass int,
 		line += "; "
 	}
 	line += fmt.Sprintf("nodeplan would launch %d nodes (%s/h) now and remove or replace %d, saving %s/h",
-		len(plan.NodeClaims), dollars(plan.Cost), wouldDisrupt, dollars(dis.Savings))
+		len(plan.NodeClaims), dollars(plan.Cost), wouldDisrupt, dollars(wouldSave))
 	if cmp != nil {
 		line += fmt.Sprintf("; the managed nodes cost %s/h, re-planned %s/h, lower bound %s/h", dollars(cmp.CurrentCost), dollars(cmp.ReplannedCost), dollars(cmp.LowerBound))
 	}
 	fmt.Fprintln(out, line)
 	cfg.log.Info("shadow pass", "pass", pass, "pending", len(snap.pending), "incumbent-launched", len(launched),
 		"incumbent-removed", len(removed), "would-launch", len(plan.NodeClaims), "would-launch-cost", plan.Cost,
-		"would-disrupt", wouldDisrupt, "would-save", dis.Savings)
+		"would-disrupt", wouldDisrupt, "would-save", wouldSave)
 	for _, c := range plan.NodeClaims {
 		cfg.log.Debug("would launch nodeclaim", "nodepool", c.NodePool, "instance-type", c.InstanceType,
 			"zone", c.Offering.Zone, "capacity-type", c.Offering.CapacityType, "price", c.Offering.Price, "pods", len(c.Pods))
 	}
 	for _, c := range dis.Commands {
-		cfg.log.Debug("would disrupt node(s)", "reason", c.Reason, "action", c.Action, "nodes", c.Nodes, "savings", c.Savings)
+		cfg.log.Debug("would disrupt node(s)", "reason", c.Reason, "action", c.Action, "nodes", c.Nodes,
+			"savings", costOf(c, disIn.Options.Scheduling.NodeCost).Savings, "replacement-worst-case", c.ReplacementPrice)
 	}
 	for _, u := range plan.Unschedulable {
 		cfg.log.Debug("could not schedule pod", "pod", u.Pod, "reason", u.Code, "message", u.Message)
@@ -324,7 +328,7 @@ func newShadowMetrics(reg prometheus.Registerer) *shadowMetrics {
 		wouldLaunchNodes:  gauge("would_launch_nodes", "Nodes nodeplan would launch for the pending pods now."),
 		wouldLaunchCost:   gauge("would_launch_dollars_per_hour", "What those nodes would cost."),
 		wouldDisruptNodes: gauge("would_disrupt_nodes", "Nodes nodeplan's disruption plan would remove or replace now."),
-		wouldSave:         gauge("would_save_dollars_per_hour", "What that disruption plan would save."),
+		wouldSave:         gauge("would_save_dollars_per_hour", "What that disruption plan would save, its replacements priced at the offerings planned."),
 		fleetCost:         gauge("fleet_dollars_per_hour", "What the managed nodes cost now."),
 		replannedCost:     gauge("replanned_dollars_per_hour", "What the same pods would cost on nodes planned from scratch."),
 		lowerBound:        gauge("lower_bound_dollars_per_hour", "A cost no plan for those pods can beat."),
