@@ -42,15 +42,25 @@ settings:
 // values against values.schema.json, and renders the templates. Each value document is merged
 // over the last, like repeated -f flags.
 func render(chartDir, relName string, values ...string) ([]*unstructured.Unstructured, error) {
+	manifest, err := renderManifest(chartDir, relName, values...)
+	if err != nil {
+		return nil, err
+	}
+	return decodeManifests(manifest)
+}
+
+// renderManifest is render's YAML stream, as Helm installs it: the release's manifest, its
+// objects in Helm's install order, each after a "# Source:" comment naming its template.
+func renderManifest(chartDir, relName string, values ...string) (string, error) {
 	ch, err := loader.LoadDir(chartDir)
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", chartDir, err)
+		return "", fmt.Errorf("load %s: %w", chartDir, err)
 	}
 	vals := map[string]any{}
 	for _, v := range values {
 		var m map[string]any
 		if err := yaml.Unmarshal([]byte(v), &m); err != nil {
-			return nil, fmt.Errorf("values %q: %w", v, err)
+			return "", fmt.Errorf("values %q: %w", v, err)
 		}
 		vals = mergeValues(vals, m)
 	}
@@ -62,13 +72,18 @@ func render(chartDir, relName string, values ...string) ([]*unstructured.Unstruc
 	install.Replace = true
 	r, err := install.Run(ch, vals)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	rel, ok := r.(*release.Release)
 	if !ok {
-		return nil, fmt.Errorf("install returned a %T", r)
+		return "", fmt.Errorf("install returned a %T", r)
 	}
-	return decodeManifests(rel.Manifest)
+	if len(rel.Hooks) > 0 {
+		// Helm would run them around the install; the golden files and the e2e apply the
+		// manifest alone.
+		return "", fmt.Errorf("%s renders %d hooks; render and the golden files know none", chartDir, len(rel.Hooks))
+	}
+	return rel.Manifest, nil
 }
 
 // mergeValues merges b over a, maps key by key, as Helm merges -f files.
