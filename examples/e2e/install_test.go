@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -23,6 +25,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -46,26 +50,60 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-// install is one way to install the controller: a shipped kustomization.
+// install is one way to install the controller, as shipped: its CRDs, kept when the
+// controller is uninstalled, and the controller's own objects.
 type install struct {
-	name, dir string
+	name             string
+	crds, controller func(t *testing.T) []*unstructured.Unstructured
 	// kubeadm: the controller mints a bootstrap token per launch.
 	kubeadm bool
 }
 
-// TestInstall installs the shipped kustomize base on a real kube-apiserver that authorizes
-// with Node,RBAC, and runs the controller as its ServiceAccount (a TokenRequest token) the way
-// the Deployment runs it: leader election on the Role's Lease, the cluster's NodePools and
-// EC2NodeClasses, events, probes and metrics. The inflate scale-up, a spot interruption and
-// consolidation work; every API call the controller made was allowed; every rule the Role and
-// ClusterRole grant was used; and what they do not grant is refused.
+// kustomization renders a kustomize directory, as `kubectl apply -k` does.
+func kustomization(dir string) func(*testing.T) []*unstructured.Unstructured {
+	return func(t *testing.T) []*unstructured.Unstructured { return renderKustomize(t, dir) }
+}
+
+// helmTemplate reads a chart as `helm template` renders it: deploy/charts/testdata, which
+// deploy/charts' TestGolden renders with Helm's library and keeps equal to the charts (Helm is
+// not a dependency of this module).
+func helmTemplate(file string) func(*testing.T) []*unstructured.Unstructured {
+	return func(t *testing.T) []*unstructured.Unstructured {
+		t.Helper()
+		path := filepath.Join("../../deploy/charts/testdata", file)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("the rendered chart: %v", err)
+		}
+		objs := decodeYAML(t, b)
+		if len(objs) == 0 {
+			t.Fatalf("%s holds no objects", path)
+		}
+		return objs
+	}
+}
+
+// TestInstall installs nodeplan as shipped on a real kube-apiserver that authorizes with
+// Node,RBAC — the kustomize base and the Helm charts (each with its CRDs apart) — and runs the
+// controller as its ServiceAccount (a TokenRequest token) the way the Deployment runs it:
+// leader election on the Role's Lease, the cluster's NodePools and EC2NodeClasses, events,
+// probes and metrics. The inflate scale-up, a spot interruption and consolidation work; every
+// API call the controller made was allowed; every rule the Role and ClusterRole grant was used;
+// and what they do not grant is refused. Uninstalling the controller then deletes its objects
+// and its access, and leaves the CRDs, the NodePools and the NodeClaims and nodes it launched.
 //
-// On kubeadm (deploy/kubeadm) the controller also mints a bootstrap token per launch: at
-// launch it authenticates to the API server as a bootstrapper (kubeadm's group), its Secret
-// expires within 20 minutes, and once the node registered the Secret is gone and the token
-// refused.
+// On kubeadm (deploy/kubeadm, the chart's kubeadm.enabled) the controller also mints a
+// bootstrap token per launch: at launch it authenticates to the API server as a bootstrapper
+// (kubeadm's group), its Secret expires within 20 minutes, and once the node registered the
+// Secret is gone and the token refused.
 func TestInstall(t *testing.T) {
-	for _, in := range []install{{"eks", "../../deploy/kustomize", false}, {"kubeadm", "../../deploy/kubeadm", true}} {
+	crds, chartCRDs := kustomization("../../deploy/kustomize/crds"), helmTemplate("nodeplan-crd.yaml")
+	for _, in := range []install{
+		{"eks", crds, kustomization("../../deploy/kustomize"), false},
+		{"kubeadm", crds, kustomization("../../deploy/kubeadm"), true},
+		{"chart", chartCRDs, helmTemplate("nodeplan.yaml"), false},
+		{"chart-kubeadm", chartCRDs, helmTemplate("nodeplan-kubeadm.yaml"), true},
+	} {
 		t.Run(in.name, func(t *testing.T) { testInstall(t, in) })
 	}
 }
@@ -75,26 +113,31 @@ func testInstall(t *testing.T, in install) {
 	ctx := context.Background()
 	admin := cp.Config
 
-	// Render and apply the CRDs and the base as `kubectl apply -k deploy/kustomize/crds` and
-	// `kubectl apply -k deploy/kustomize` would.
-	objs := append(renderKustomize(t, "../../deploy/kustomize/crds"), renderKustomize(t, in.dir)...)
+	// Apply the CRDs, then the controller, as `kubectl apply -k deploy/kustomize/crds` and
+	// `kubectl apply -k deploy/kustomize` (or `helm install` of each chart) would.
 	var crds [][]byte
-	var others []*unstructured.Unstructured
+	var crdNames []string
+	for _, o := range in.crds(t) {
+		if o.GetKind() != "CustomResourceDefinition" {
+			t.Fatalf("the CRDs' install holds %s %s", o.GetKind(), o.GetName())
+		}
+		b, err := o.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		crds = append(crds, b)
+		crdNames = append(crdNames, o.GetName())
+	}
+	objs := in.controller(t)
 	for _, o := range objs {
 		if o.GetKind() == "CustomResourceDefinition" {
-			b, err := o.MarshalJSON()
-			if err != nil {
-				t.Fatal(err)
-			}
-			crds = append(crds, b)
-			continue
+			t.Fatalf("the controller's install holds CRD %s: uninstalling it would delete every %s", o.GetName(), o.GetName())
 		}
-		others = append(others, o)
 	}
 	if err := controlplane.InstallCRDs(ctx, admin, crds...); err != nil {
 		t.Fatal(err)
 	}
-	applied := applyObjects(t, admin, others)
+	applied := applyObjects(t, admin, objs)
 	t.Cleanup(func() { deleteObjects(admin, applied) })
 	sa := findObject(t, objs, "ServiceAccount")
 	roles := rulesOf(t, objs)
@@ -384,6 +427,11 @@ func testInstall(t *testing.T, in install) {
 			}
 		}
 	})
+	// Nodes for the uninstall to leave behind: the controller launches for one pod again.
+	t.Run("scale up before the uninstall", func(t *testing.T) {
+		scaleIn(t, deps, ns, 1)
+		waitRunningIn(t, e, ns, 1)
+	})
 	stop()
 
 	t.Run("least privilege", func(t *testing.T) {
@@ -418,6 +466,112 @@ func testInstall(t *testing.T, in install) {
 			t.Logf("calls the controller made:\n%s", b.String())
 		}
 	})
+
+	// `helm uninstall nodeplan` (or `kubectl delete -k deploy/kustomize`): the controller's
+	// objects go, and its access with them; the CRDs are another install's, so the NodePools
+	// and the NodeClaims stay, and the nodes with their pods.
+	t.Run("uninstall leaves NodePools and NodeClaims", func(t *testing.T) {
+		claims := claimsOf(dynAdmin, installation)
+		nodes := nodesOf(t, cp.Client, pool)
+		if len(claims) == 0 || len(nodes) == 0 {
+			t.Fatalf("%d NodeClaims and %d nodes before the uninstall, want some", len(claims), len(nodes))
+		}
+		defer func() { // the next test on the shared control plane starts without them
+			scaleIn(t, deps, ns, 0)
+			waitRunningIn(t, e, ns, 0)
+			for _, n := range nodes { // without the controller's termination finalizer
+				if node, err := cp.Client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err == nil {
+					node.Finalizers = nil
+					_, _ = cp.Client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+				}
+				_ = cp.Client.CoreV1().Nodes().Delete(ctx, n, metav1.DeleteOptions{})
+				waitFor(t, 30*time.Second, "node "+n+" deleted", func() bool {
+					_, err := cp.Client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+					return apierrors.IsNotFound(err)
+				})
+			}
+			for _, inst := range e.instances(t) {
+				_ = cloud.Delete(ctx, inst.Status.ProviderID)
+			}
+			for _, l := range spy.seen() {
+				_ = cp.Client.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, l.secret, metav1.DeleteOptions{})
+			}
+		}()
+		uninstall(t, applied)
+		waitFor(t, 30*time.Second, "the ServiceAccount's token refused once the ServiceAccount is deleted", func() bool {
+			_, err := whoAmI(admin, tr.Status.Token)
+			return apierrors.IsUnauthorized(err)
+		})
+		crdRes := dynAdmin.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+		for _, name := range crdNames {
+			kept(t, crdRes, "CustomResourceDefinition", name, "")
+		}
+		for _, o := range poolObjs {
+			gvr := controller.NodePoolGVR
+			if o.GetKind() == "EC2NodeClass" {
+				gvr = controller.EC2NodeClassGVR
+			}
+			kept(t, dynAdmin.Resource(gvr), o.GetKind(), o.GetName(), "")
+		}
+		for _, c := range claims {
+			kept(t, dynAdmin.Resource(controller.NodeClaimGVR), "NodeClaim", c.GetName(), c.GetUID())
+		}
+		if got := nodesOf(t, cp.Client, pool); !slices.Equal(got, nodes) {
+			t.Errorf("nodes of NodePool %s after the uninstall %v, want %v", pool, got, nodes)
+		}
+		if n := runningIn(t, e, ns); n != 1 {
+			t.Errorf("%d inflate pods running after the uninstall, want 1", n)
+		}
+	})
+}
+
+// kept fails the test unless the object exists, is not being deleted, and (given a uid) is
+// the same object.
+func kept(t *testing.T, ri dynamic.ResourceInterface, kind, name string, uid types.UID) {
+	t.Helper()
+	o, err := ri.Get(context.Background(), name, metav1.GetOptions{})
+	switch {
+	case err != nil:
+		t.Errorf("%s %s after the uninstall: %v", kind, name, err)
+	case o.GetDeletionTimestamp() != nil:
+		t.Errorf("%s %s is being deleted after the uninstall", kind, name)
+	case uid != "" && o.GetUID() != uid:
+		t.Errorf("%s %s was replaced (uid %s, was %s)", kind, name, o.GetUID(), uid)
+	}
+}
+
+// nodesOf lists the names of a NodePool's nodes, sorted.
+func nodesOf(t *testing.T, client kubernetes.Interface, pool string) []string {
+	t.Helper()
+	list, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: nodeplan.LabelNodePool + "=" + pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range list.Items {
+		out = append(out, n.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// uninstall deletes an install's objects as `helm uninstall` does (background propagation)
+// and waits until each is gone.
+func uninstall(t *testing.T, objs []applied) {
+	t.Helper()
+	ctx := context.Background()
+	background := metav1.DeletePropagationBackground
+	for _, a := range objs {
+		if err := a.ri.Delete(ctx, a.name, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting %s %s: %v", a.kind, a.name, err)
+		}
+	}
+	for _, a := range objs {
+		waitFor(t, 30*time.Second, fmt.Sprintf("%s %s deleted", a.kind, a.name), func() bool {
+			_, err := a.ri.Get(ctx, a.name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		})
+	}
 }
 
 // tokenSpy is the simulated cloud, checking at each launch that the claim's bootstrap token
@@ -773,14 +927,14 @@ func applyObjects(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructu
 		if err != nil {
 			t.Fatalf("applying %s %s/%s: %v", gvk.Kind, o.GetNamespace(), o.GetName(), err)
 		}
-		out = append(out, applied{ri, o.GetName()})
+		out = append(out, applied{ri, gvk.Kind, o.GetName()})
 	}
 	return out
 }
 
 type applied struct {
-	ri   dynamic.ResourceInterface
-	name string
+	ri         dynamic.ResourceInterface
+	kind, name string
 }
 
 func deleteObjects(_ *rest.Config, objs []applied) {
