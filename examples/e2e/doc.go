@@ -24,6 +24,12 @@
 //     finalizer), TestKwokController (scale 0 → 5 → `delete node` → 0 with the controller
 //     in-process), TestKwokControllerCommand (the controller program built and run with
 //     --kubeconfig --provider kwok against the lab's NodePool applied to the API server).
+//   - TestInstall and TestShadowInstall (install_test.go, install_shadow_test.go): nodeplan
+//     as shipped — the kustomize bases and the Helm charts, the charts as deploy/charts'
+//     TestGolden renders them into deploy/charts/testdata (Helm stays out of this module) —
+//     applied to the API server, the controller (or plan watch) run with its ServiceAccount's
+//     token: every request allowed, every grant used, then uninstalled, leaving the NodePools
+//     and NodeClaims.
 //
 // Each world has its own namespace and installation name, and cleans up after itself (every
 // Node, NodeClaim and instance gone), so the tests share one control plane one after another.
