@@ -385,7 +385,11 @@ func testInstall(t *testing.T, in install) {
 		})
 	}
 	t.Run("spot interruption drains and replaces", func(t *testing.T) {
-		victim := e.instances(t)[0].Status.ProviderID
+		insts := e.instances(t)
+		if len(insts) == 0 {
+			t.Fatal("no instance to interrupt: the scale-up launched none")
+		}
+		victim := insts[0].Status.ProviderID
 		if err := cloud.Interrupt(victim, cloudprovider.InterruptionSpot, time.Now().Add(2*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
