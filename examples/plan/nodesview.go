@@ -81,8 +81,13 @@ func writeNodesView(w io.Writer, rep provisionReport, res scheduling.Result, in 
 	if rep.LowerBound > 0 {
 		ratio = fmt.Sprintf("%.2f", rep.TotalPrice/rep.LowerBound)
 	}
-	writeWrapped(&b, indent, indent, fmt.Sprintf("%s, %s/h; lower bound %s/h (cost/LB %s)",
-		nodes, dollars(rep.TotalPrice), dollars(rep.LowerBound), ratio))
+	total := dollars(rep.TotalPrice) + "/h"
+	if rep.NodeCost != 0 {
+		// The nodes' lines give their instances' prices; the total counts their node cost too.
+		total += fmt.Sprintf(" (%s/h of it node cost)", dollars(rep.NodeCost))
+	}
+	writeWrapped(&b, indent, indent, fmt.Sprintf("%s, %s; lower bound %s/h (cost/LB %s)",
+		nodes, total, dollars(rep.LowerBound), ratio))
 	if len(views) > 0 {
 		writeBars(&b, fleetReq, fleetAlloc)
 	}

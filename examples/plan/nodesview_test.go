@@ -58,6 +58,19 @@ func TestNodesView(t *testing.T) {
 	}
 }
 
+// TestNodesViewNodeCost: the nodes' lines price their instances, so the fleet's total says how
+// much of it is node cost, as provision's summary does.
+func TestNodesViewNodeCost(t *testing.T) {
+	code, stdout, stderr := runPlan(t, args([]string{"provision"}, nodeCostFiles, catalog,
+		[]string{"--ec2nodeclasses", "testdata/nodecost/ec2nodeclasses.yaml", "--node-cost", "0.005", "-o", "nodes"}))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !regexp.MustCompile(`(?m)^ +1 new node, \$[0-9.]+/h \(\$[0-9.]+/h of it node cost\); lower bound`).MatchString(stdout) {
+		t.Errorf("the fleet line does not say the node cost:\n%s", stdout)
+	}
+}
+
 func TestBar(t *testing.T) {
 	for _, tc := range []struct {
 		used, total int64
