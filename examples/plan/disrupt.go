@@ -16,7 +16,7 @@ import (
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
-const disruptSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json|yaml]"
+const disruptSynopsis = "(--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json|yaml|nodes]"
 
 // disrupt runs the disruption planner on the snapshot and writes its plan to out.
 func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
@@ -33,14 +33,11 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	f.StringVar(&files.pdbs, "pdbs", "", "`FILE` of policy/v1 PodDisruptionBudgets (optional)")
 	f.StringVar(&nowFlag, "now", "", "the `TIME` budgets and ages are judged at, RFC 3339 (default: the current time)")
 	nodeCost := nodeCostFlag(f)
-	f.Var(&format, "o", "output `FORMAT`: text, json or yaml (the same document as json)")
+	f.Var(&format, "o", "output `FORMAT`: text, json, yaml (the same document as json) or nodes (each node with its utilisation and its fate, for people)")
 	var src sourceFlags
 	src.register(f, &files)
 	if err := f.parse(args); err != nil {
 		return err
-	}
-	if format == "nodes" {
-		return usageErrorf("disrupt: -o nodes is provision's view; use -o text, json or yaml")
 	}
 	now := time.Now().UTC()
 	if nowFlag != "" {
@@ -69,6 +66,9 @@ func disrupt(ctx context.Context, args []string, out, stderr io.Writer) error {
 	rep.Notices = append(rep.Notices, snap.notices...)
 	if format == "json" || format == "yaml" {
 		return writeDocument(out, format, rep)
+	}
+	if format == "nodes" {
+		return writeDisruptNodesView(out, rep, res, in)
 	}
 	writeNoticesText(out, rep.Notices)
 	return rep.writeText(out, elapsed)

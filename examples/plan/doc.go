@@ -49,11 +49,11 @@
 // From files (a snapshot; file flags also replace single kinds of a live read):
 //
 //	go run ./examples/plan provision --pods pods.yaml --nodepools nodepools.yaml --catalog catalog.json \
-//		[--daemonsets ds.yaml] [--nodes nodes.yaml] [--node-cost 0.012] [-o text|json|yaml]
+//		[--daemonsets ds.yaml] [--nodes nodes.yaml] [--node-cost 0.012] [-o text|json|yaml|nodes]
 //
 //	go run ./examples/plan disrupt --pods pods.yaml --nodes nodes.yaml --nodepools nodepools.yaml \
 //		--catalog catalog.json [--daemonsets ds.yaml] [--pdbs pdbs.yaml] [--now 2026-11-22T10:00:00Z] \
-//		[--node-cost 0.012] [-o text|json|yaml]
+//		[--node-cost 0.012] [-o text|json|yaml|nodes]
 //
 // A node costs more than its instance: the EBS volumes of its pool's EC2NodeClass
 // (--ec2nodeclasses, or the cluster's; spec.blockDeviceMappings, 20Gi gp3 when there are none)
@@ -160,6 +160,12 @@
 //	    cpu     [█████████████████░░░░░░░░░░░░░]   58%  1125m of 1930m
 //	    memory  [██████████████████████████░░░░]   86%  12.1Gi of 14.1Gi
 //	    pods    shop/cache-5d9f7b6c84-w9q2h
+//
+// disrupt -o nodes shows every node the same way (its pods' requests against its
+// status.allocatable, its pods without DaemonSet and mirror pods) and, last, what the plan does
+// with it: the command that deletes or replaces it, with its reason and saving, or why it stays;
+// then the replacements to launch, as provision shows new nodes; then the fleet's $/h and what
+// the commands save.
 //
 // Prices are USD per hour; solveSeconds is the time spent inside the solver. Slices are never
 // null, and are in the solver's and planner's stable order.

@@ -166,17 +166,21 @@ func catalogOf(in scheduling.Input, pool string) []nodeplan.InstanceType {
 
 // writeNodeViews prints each node: its title with the columns aligned across nodes, its bars,
 // its pods; a blank line after the last.
-func writeNodeViews(b *strings.Builder, views []nodeView) {
+func writeNodeViews(b *strings.Builder, views []nodeView) { writeNodeViewsWith(b, views, nil) }
+
+// writeNodeViewsWith is writeNodeViews with, when fates is not nil, a last line per node
+// saying what the plan does with it.
+func writeNodeViewsWith(b *strings.Builder, views []nodeView, fates []string) {
 	widths := make([]int, len(views[0].title))
 	for _, v := range views {
 		for i, s := range v.title {
 			widths[i] = max(widths[i], len(s))
 		}
 	}
-	for _, v := range views {
+	for i, v := range views {
 		cols := make([]string, len(v.title))
-		for i, s := range v.title {
-			cols[i] = s + strings.Repeat(" ", widths[i]-len(s))
+		for j, s := range v.title {
+			cols[j] = s + strings.Repeat(" ", widths[j]-len(s))
 		}
 		pods := plural(len(v.pods), "pod")
 		if v.running > 0 {
@@ -191,6 +195,9 @@ func writeNodeViews(b *strings.Builder, views []nodeView) {
 		}
 		if len(v.pods) > 0 {
 			writeWrapped(b, indent+label, indent+"        ", strings.Join(v.pods, " "))
+		}
+		if fates != nil {
+			writeWrapped(b, indent+"plan    ", indent+"        ", fates[i])
 		}
 	}
 	b.WriteString("\n")

@@ -103,9 +103,62 @@ func TestWriteWrapped(t *testing.T) {
 	}
 }
 
-func TestDisruptRefusesNodesView(t *testing.T) {
-	code, stdout, stderr := runPlan(t, args([]string{"disrupt"}, pods, nodes, nodePools, catalog, []string{"-o", "nodes"}))
-	if code != exitBadInput || stdout != "" || !strings.Contains(stderr, "-o nodes is provision's view") {
-		t.Errorf("disrupt -o nodes = %d, stdout %q, stderr %q; want exit 2 and a sentence", code, stdout, stderr)
+// TestDisruptNodesView: disrupt -o nodes shows every node with its utilisation, its pods and
+// its fate (the command that removes it, or why it stays), the replacements as provision's
+// view shows new nodes, and the fleet; every line within 100 columns.
+func TestDisruptNodesView(t *testing.T) {
+	for _, tc := range []struct {
+		name, golden string
+		argv         []string
+		want         []*regexp.Regexp
+	}{
+		{"example", "disrupt.nodes", args([]string{"disrupt"}, pods, nodes, nodePools, catalog, ds, pdbs, now, []string{"-o", "nodes"}),
+			[]*regexp.Regexp{
+				regexp.MustCompile(`(?m)^ip-10-0-1-23\.ec2\.internal +default +m5\.xlarge +us-east-1a +on-demand +\$0\.1920/h +3 pods\n` +
+					` +cpu +\[█{16}░{14}\] +54% +2125m of 3920m\n +memory .*\n +pods .*\n +plan +delete \(Underutilized\): saves \$0\.1920/h$`),
+				regexp.MustCompile(`(?m)^ +plan +stays \(Nominated\): pending pod default/inflate-66fb68585c-4tq8r`),
+				regexp.MustCompile(`(?m)^ +plan +stays: no NodePool manages it$`),
+				regexp.MustCompile(`(?m)^FLEET\n +4 nodes at \$0\.3892/h \(the instances whose price is known\); 1 command saving \$0\.1920/h$`),
+			}},
+		{"replace", "", args([]string{"disrupt"}, replaceSnapshot, []string{"-o", "nodes"}),
+			[]*regexp.Regexp{
+				regexp.MustCompile(`(?m)^ +plan +replace with 1 node \(Underutilized\): saves \$0\.3701/h$`),
+				regexp.MustCompile(`(?m)^REPLACEMENTS\ndefault +t3\.medium +us-east-1c +spot +\$0\.0139/h +1 pod\n +cpu +\[█+░+\] +78% +1500m of 1930m\n` +
+					`.*\n +pods +shop/api-6d5f8b7c9-r4t2w$`),
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runPlan(t, tc.argv)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			for i, line := range strings.Split(stdout, "\n") {
+				if n := len([]rune(line)); n > viewWidth {
+					t.Errorf("line %d is %d columns, want at most %d: %q", i+1, n, viewWidth, line)
+				}
+			}
+			for _, want := range tc.want {
+				if !want.MatchString(stdout) {
+					t.Errorf("-o nodes lacks %s:\n%s", want, stdout)
+				}
+			}
+			if tc.golden == "" {
+				return
+			}
+			golden := filepath.Join("testdata", "golden", tc.golden)
+			if *update {
+				if err := os.WriteFile(golden, []byte(stdout), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), stdout); diff != "" {
+				t.Errorf("-o nodes differs from %s (-want +got):\n%s", golden, diff)
+			}
+		})
 	}
 }

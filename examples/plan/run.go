@@ -29,7 +29,7 @@ const usage = `usage:
   plan provision (--kubeconfig FILE | --current-context | --pods FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--nodes FILE] [--nodeclaims FILE] [--pvcs FILE --pvs FILE --storageclasses FILE] [--node-cost $/h] [--preference-policy Respect|CostAware|Ignore] [-o text|json|yaml|nodes]
   plan catalog [--kubeconfig FILE | --current-context] [--region REGION] [--offline] > catalog.json
   plan watch (--kubeconfig FILE | --current-context) [--interval 1m] [--metrics-addr :9090] [-v]
-  plan disrupt (--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json|yaml]
+  plan disrupt (--kubeconfig FILE | --current-context | --pods FILE --nodes FILE --nodepools FILE) [--catalog FILE] [--daemonsets FILE] [--pdbs FILE] [--now RFC3339] [--node-cost $/h] [-o text|json|yaml|nodes]
 
 provision: which nodes to launch for the pending pods, and why any pod cannot be placed.
 disrupt:   which managed nodes to delete or replace, and why the others stay.
