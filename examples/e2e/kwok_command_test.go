@@ -56,10 +56,10 @@ func TestKwokControllerCommand(t *testing.T) {
 	}()
 
 	const installation = "kwok-command"
-	var logs strings.Builder
+	output := &logs{} // written by exec's copying goroutines while the test reads it
 	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--provider", "kwok", "--kwok-ready-after", "1s",
 		"--installation", installation, "--lease-name", installation, "--log-format", "text")
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.Stdout, cmd.Stderr = output, output
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestKwokControllerCommand(t *testing.T) {
 			}
 		}
 		if t.Failed() {
-			t.Logf("controller output (tail):\n%s", tail(logs.String(), 60))
+			t.Logf("controller output (tail):\n%s", tail(output.String(), 60))
 		}
 	}()
 
@@ -133,7 +133,7 @@ func TestKwokControllerCommand(t *testing.T) {
 		t.Errorf("node %s: providerID %q labels %v; want a kwok node of %s, registered, with the pool's label", node, n.Spec.ProviderID, n.Labels, installation)
 	}
 	for _, want := range []string{"kwok provider: Nodes as objects, no cloud", `message="launched nodeclaim"`, `message="registered nodeclaim"`, `message="initialized nodeclaim"`} {
-		if !strings.Contains(logs.String(), want) {
+		if !strings.Contains(output.String(), want) {
 			t.Errorf("the controller's output lacks %q", want)
 		}
 	}
