@@ -296,6 +296,6 @@ func (rep disruptReport) writeText(w io.Writer, elapsed time.Duration) error {
 	if len(rep.Commands) == 1 {
 		cmds = "1 command"
 	}
-	_, err := fmt.Fprintf(w, "%s saving %s/h, %d managed nodes staying, planned in %s\n", cmds, dollars(savings), len(rep.Blocked), roundDuration(elapsed))
+	_, err := fmt.Fprintf(w, "%s %s, %d managed nodes staying, planned in %s\n", cmds, savingPhrase(savings), len(rep.Blocked), roundDuration(elapsed))
 	return err
 }

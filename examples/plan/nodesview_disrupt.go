@@ -28,7 +28,7 @@ func writeDisruptNodesView(w io.Writer, rep disruptReport, res disruption.Result
 	fate := map[string]string{}
 	for i, c := range rep.Commands {
 		saves := "saves " + dollars(c.Savings) + "/h"
-		if c.Savings < 0 {
+		if c.Savings <= -0.00005 {
 			saves = "costs " + dollars(-c.Savings) + "/h more"
 		}
 		what := c.Action
@@ -108,8 +108,8 @@ func writeDisruptNodesView(w io.Writer, rep disruptReport, res disruption.Result
 		saving += c.Savings
 	}
 	fmt.Fprintf(&b, "FLEET\n")
-	writeWrapped(&b, indent, indent, fmt.Sprintf("%s at %s/h (the instances whose price is known); %s saving %s/h",
-		plural(len(in.Nodes), "node"), dollars(now), plural(len(rep.Commands), "command"), dollars(saving)))
+	writeWrapped(&b, indent, indent, fmt.Sprintf("%s at %s/h (the instances whose price is known); %s %s",
+		plural(len(in.Nodes), "node"), dollars(now), plural(len(rep.Commands), "command"), savingPhrase(saving)))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -42,3 +42,13 @@ func totalSavings(res disruption.Result, nodeCost scheduling.NodeCost) float64 {
 	}
 	return total
 }
+
+// savingPhrase says a saving in words: "saving $0.1920/h", or for a negative one (drift or
+// expiry replacing nodes with dearer ones) "costing $0.0044/h more", as the controller's
+// cost-increase does. A change below the $0.0001/h shown is a saving of $0.0000/h.
+func savingPhrase(savings float64) string {
+	if savings <= -0.00005 {
+		return "costing " + dollars(-savings) + "/h more"
+	}
+	return "saving " + dollars(max(savings, 0)) + "/h"
+}

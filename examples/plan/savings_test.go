@@ -80,3 +80,33 @@ func TestWatchReportsThePlannedReplacementPrice(t *testing.T) {
 		t.Errorf("would-save gauge = %v, want 0.3701", got)
 	}
 }
+
+// TestDisruptTextCostIncrease: a plan whose replacements are dearer (drift, expiry) says what
+// it costs rather than printing a negative saving.
+func TestDisruptTextCostIncrease(t *testing.T) {
+	rep := disruptReport{Commands: []commandReport{{Action: "replace", Reason: "Drifted", Nodes: []string{"n1"},
+		Price: 0.0929, ReplacementPrice: 0.0973, ReplacementWorstCase: 0.0973, Savings: 0.0929 - 0.0973}}}
+	var out strings.Builder
+	if err := rep.writeText(&out, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "1 command costing $0.0044/h more,") || strings.Contains(out.String(), "saving $-") {
+		t.Errorf("want the summary to say the command costs $0.0044/h more:\n%s", out.String())
+	}
+}
+
+func TestSavingPhrase(t *testing.T) {
+	for _, tc := range []struct {
+		savings float64
+		want    string
+	}{
+		{0.192, "saving $0.1920/h"},
+		{0, "saving $0.0000/h"},
+		{-0.00001, "saving $0.0000/h"}, // below what is shown: no increase
+		{-0.0044, "costing $0.0044/h more"},
+	} {
+		if got := savingPhrase(tc.savings); got != tc.want {
+			t.Errorf("savingPhrase(%v) = %q, want %q", tc.savings, got, tc.want)
+		}
+	}
+}

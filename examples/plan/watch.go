@@ -256,8 +256,8 @@ func shadowPass(ctx context.Context, cfg watchConfig, st *shadowState, pass int,
 		}
 		line += "; "
 	}
-	line += fmt.Sprintf("nodeplan would launch %d nodes (%s/h) now and remove or replace %d, saving %s/h",
-		len(plan.NodeClaims), dollars(plan.Cost), wouldDisrupt, dollars(wouldSave))
+	line += fmt.Sprintf("nodeplan would launch %d nodes (%s/h) now and remove or replace %d, %s",
+		len(plan.NodeClaims), dollars(plan.Cost), wouldDisrupt, savingPhrase(wouldSave))
 	if cmp != nil {
 		line += fmt.Sprintf("; the managed nodes cost %s/h, re-planned %s/h, lower bound %s/h", dollars(cmp.CurrentCost), dollars(cmp.ReplannedCost), dollars(cmp.LowerBound))
 	}
