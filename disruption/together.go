@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/nodeplan/nodeplan"
+	"github.com/nodeplan/nodeplan/internal/topology"
 	"github.com/nodeplan/nodeplan/scheduling"
 )
 
@@ -79,13 +80,15 @@ func hardTerms(pod *corev1.Pod) []hardTerm {
 	}
 	alts, selects, exact := nodeSelection(pod)
 	for _, c := range pod.Spec.TopologySpreadConstraints {
-		if c.WhenUnsatisfiable != corev1.ScheduleAnyway && c.LabelSelector != nil {
-			add(c.LabelSelector, pod.Namespace, c.TopologyKey, true)
+		// The constraint as kube-scheduler reads it, its defaults filled in: the solver's
+		// reading (internal/topology), so a new spread option reaches disruption too.
+		sp := topology.FromConstraint(c)
+		if sp.Hard && c.LabelSelector != nil {
+			add(c.LabelSelector, pod.Namespace, sp.Key, true)
 			t := &out[len(out)-1]
-			honorAffinity := c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
-			t.honorTaints = c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
-			t.filtered = t.honorTaints || (honorAffinity && selects)
-			if honorAffinity && selects {
+			t.honorTaints = sp.HonorTaints
+			t.filtered = sp.HonorTaints || (sp.HonorAffinity && selects)
+			if sp.HonorAffinity && selects {
 				t.alts, t.inexact = alts, !exact
 			}
 			t.tols = pod.Spec.Tolerations

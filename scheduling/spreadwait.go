@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/nodeplan/nodeplan/scheduling/internal/topology"
+	"github.com/nodeplan/nodeplan/internal/topology"
 )
 
 // Spread carriers waiting on each other.

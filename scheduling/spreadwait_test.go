@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"pgregory.net/rapid"
 
-	"github.com/nodeplan/nodeplan/scheduling/internal/topology"
+	"github.com/nodeplan/nodeplan/internal/topology"
 )
 
 // drawWaitModel draws a few spread families over a few domains, with groups as carriers and

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeplan/nodeplan"
-	"github.com/nodeplan/nodeplan/scheduling/internal/topology"
+	"github.com/nodeplan/nodeplan/internal/topology"
 )
 
 // Topology constraints — spread, pod affinity and anti-affinity — are turned into the few things

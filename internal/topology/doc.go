@@ -26,6 +26,10 @@
 // kube-scheduler never refuses a pod for a constraint it does not carry — the carriers make
 // room for it, not it for them.
 //
+// The solver (scheduling) and the disruption planner (disruption/together.go, which pods must
+// move together) both read constraints through it, which is why it lives at the module's
+// internal/ rather than under scheduling.
+//
 // It does not know shapes, pools or bins: which domains a group can be launched into, and how
 // many of its pods existing nodes hold, are the solver's and come in as [Member] fields. It
 // keeps no state between calls.
