@@ -691,7 +691,7 @@ func (p *problem) splitOnePerDomain(g *group, a *podTerm, taken map[string]bool)
 	}
 	slices.Sort(all)
 	p.splitInto(g, a.key, vals, parts, &blockInfo{ReasonPodAntiAffinity,
-		fmt.Sprintf("pod anti-affinity on %s: every domain already has a pod matching %s (%s)", a.key, a.sel, fmtCounts(counts, all))})
+		fmt.Sprintf("pod anti-affinity on %s: every domain already has a pod matching %s (%s)", a.key, a.sel, topology.FormatCounts(counts, all))})
 }
 
 // excludeGroupDomains keeps others out of the domains g's placeable pods (its subgroups
@@ -780,14 +780,3 @@ func byPrice(doms map[string]float64) []string {
 }
 
 func cheapest(doms map[string]float64) string { return byPrice(doms)[0] }
-
-func fmtCounts(counts map[string]int, order []string) string {
-	if len(order) == 0 {
-		return "no domain"
-	}
-	parts := make([]string, len(order))
-	for i, v := range order {
-		parts[i] = fmt.Sprintf("%s=%d", v, counts[v])
-	}
-	return strings.Join(parts, ", ")
-}
