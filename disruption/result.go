@@ -92,6 +92,19 @@ const (
 	ModeImmediate Mode = "Immediate"
 )
 
+// PlannedReplacementPrice is the $/h of Replacements at the offerings the solver chose and
+// costed them at (NewNodeClaim.Offering.Price), each with its pool's per-node cost from
+// nodeCost, which must be the planner's (Options.Scheduling.NodeCost) so that it compares with
+// Price. It is the figure to report for what the new nodes cost; ReplacementPrice is the worst
+// case the planner decided by.
+func (c *Command) PlannedReplacementPrice(nodeCost scheduling.NodeCost) float64 {
+	total := 0.0
+	for _, r := range c.Replacements {
+		total += r.Offering.Price + nodeCost.For(r.NodePool)
+	}
+	return total
+}
+
 // Forceful reports whether the command's drain ignores do-not-disrupt pods and PDBs once the
 // terminationGracePeriod runs out, rather than being held and cancelled by them. A Command
 // whose Mode is unset (one a caller built) is graceful, the safe reading.

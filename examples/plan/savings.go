@@ -27,10 +27,7 @@ type commandCost struct {
 // costOf prices cmd's replacements at their planned offerings. nodeCost must be the one the
 // planner was given (disruption.Options.Scheduling.NodeCost).
 func costOf(cmd disruption.Command, nodeCost scheduling.NodeCost) commandCost {
-	planned := 0.0
-	for _, r := range cmd.Replacements {
-		planned += r.Offering.Price + nodeCost.For(r.NodePool)
-	}
+	planned := cmd.PlannedReplacementPrice(nodeCost)
 	return commandCost{Price: cmd.Price, Planned: planned, WorstCase: cmd.ReplacementPrice, Savings: cmd.Price - planned}
 }
 

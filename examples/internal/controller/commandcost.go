@@ -30,10 +30,7 @@ type commandCost struct {
 // planner was given (disruption.Options.Scheduling.NodeCost), so both sides of Savings carry
 // the same per-node costs.
 func costOf(cmd disruption.Command, nodeCost scheduling.NodeCost) commandCost {
-	planned := 0.0
-	for _, r := range cmd.Replacements {
-		planned += r.Offering.Price + nodeCost.For(r.NodePool)
-	}
+	planned := cmd.PlannedReplacementPrice(nodeCost)
 	return commandCost{Savings: cmd.Price - planned, Planned: planned, WorstCase: cmd.ReplacementPrice}
 }
 
