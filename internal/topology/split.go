@@ -67,6 +67,9 @@ func Assign(movers, carriers []*Member) {
 	for try := 0; ; try++ {
 		start.restore(all)
 		assignOnce(movers, carriers, avoid)
+		if try == 0 && !anyBlockers(all) {
+			return // nothing was in anyone's way: the first attempt stands
+		}
 		given := 0
 		for _, m := range all {
 			given += m.given()
@@ -87,6 +90,11 @@ func Assign(movers, carriers []*Member) {
 		}
 	}
 	best.restore(all)
+}
+
+// anyBlockers reports whether some member got stuck with carriers in its way.
+func anyBlockers(ms []*Member) bool {
+	return slices.ContainsFunc(ms, func(m *Member) bool { return len(m.blockers) > 0 })
 }
 
 // maxRetries bounds Assign's retries: each moves the carriers out of one more domain where they
@@ -184,14 +192,24 @@ func Order(carriers []*Member) [][]*Member {
 	ms := slices.Clone(carriers)
 	slices.SortStableFunc(ms, func(a, b *Member) int { return len(a.Domains) - len(b.Domains) })
 	// before[i] lists the members that must not come before ms[i]: the other carriers of a
-	// family counting ms[i]'s pods.
+	// family counting ms[i]'s pods (each once, in ms's order).
+	carriersOf := map[*Family][]int{}
+	for j, o := range ms {
+		for _, f := range o.Carries {
+			carriersOf[f] = append(carriersOf[f], j)
+		}
+	}
 	before := make([][]int, len(ms))
 	for i, m := range ms {
-		for j, o := range ms {
-			if i != j && slices.ContainsFunc(m.Counted, func(f *Family) bool { return slices.Contains(o.Carries, f) }) {
-				before[i] = append(before[i], j)
+		for _, f := range m.Counted {
+			for _, j := range carriersOf[f] {
+				if j != i {
+					before[i] = append(before[i], j)
+				}
 			}
 		}
+		slices.Sort(before[i])
+		before[i] = slices.Compact(before[i])
 	}
 	return components(ms, before)
 }
