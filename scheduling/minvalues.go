@@ -38,22 +38,17 @@ func (lb *launchBuilder) splitForMinValues(st *packState, c *claim) (parts []*cl
 	if cur != nil {
 		parts = append(parts, cur)
 	}
-	for i, part := range parts {
-		if !lb.add(part) { // cannot happen: admits built this very claim
+	var out []*claim
+	for _, part := range parts {
+		if !lb.add(part) { // not expected: admits built this very claim
 			left = append(left, part.placed...)
-			parts[i] = nil
 			continue
 		}
-		if i > 0 {
+		if len(out) > 0 { // the first keeps c's node; each other is one more
 			st.usage[c.shape.pool.idx].nodes++
 			st.usage[c.shape.pool.idx].used.add(c.shape.capacity)
 		}
-	}
-	out := parts[:0]
-	for _, part := range parts {
-		if part != nil {
-			out = append(out, part)
-		}
+		out = append(out, part)
 	}
 	return out, left
 }
